@@ -1,0 +1,41 @@
+# Brook: `make run` starts a server with defaults, `make test` runs everything CI runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: run test lint bench docs install redis clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start Brook on 127.0.0.1:6379 (pass more flags with ARGS="--port 7000 ...").
+run: $(STAMP)
+	$(BIN)/brook-server $(ARGS)
+
+## redis-server/redis-cli/redis-benchmark, for the parity tests and the benchmark.
+redis:
+	@scripts/ensure-redis.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check brook tests bench
+
+## Lint, check docs/commands.md is current, run every test (against real Redis too).
+test: $(STAMP) redis lint
+	$(BIN)/python -m pytest -q
+
+## Brook and redis-server side by side under redis-benchmark; prints the ratio table.
+bench: $(STAMP) redis
+	$(BIN)/python -m bench.run $(ARGS)
+
+## Regenerate docs/commands.md from the command declarations.
+docs: $(STAMP)
+	$(BIN)/python -m brook.commands.introspection > docs/commands.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

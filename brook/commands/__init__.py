@@ -1,0 +1,26 @@
+"""Command families, one module each; importing a module registers its commands."""
+
+from __future__ import annotations
+
+import importlib
+
+from brook.commands import registry
+
+FAMILIES = (
+    "connection",
+    "transactions",
+    "introspection",
+    "server",
+    "keys",
+    "strings",
+    "hashes",
+)
+
+
+def load_all() -> None:
+    """Import every family so that its ``@command`` declarations fill the table."""
+    for family in FAMILIES:
+        importlib.import_module(f"brook.commands.{family}")
+
+
+__all__ = ["FAMILIES", "load_all", "registry"]

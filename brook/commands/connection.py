@@ -1,0 +1,175 @@
+"""Connection commands: PING, ECHO, HELLO, AUTH, QUIT, RESET, SELECT."""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING
+
+from brook.commands.args import parse_int
+from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command
+from brook.config import VERSION
+from brook.connection import REPLY_ON
+from brook.protocol import resp
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
+
+
+def check_client_name(name: bytes) -> None:
+    """Names are printable ASCII without spaces, so CLIENT LIST stays parseable."""
+    for byte in name:
+        if byte < 0x21 or byte > 0x7E:
+            raise CommandError(BAD_CLIENT_NAME)
+
+
+def authenticate(client: Client, username: bytes, password: bytes) -> None:
+    """Check credentials against ``requirepass`` (the only user is ``default``)."""
+    required = client.server.config.requirepass
+    valid = username == b"default" and (
+        not required or hmac.compare_digest(password, required.encode())
+    )
+    if not valid:
+        client.server.log("verbose", f"Authentication failed for client {client.addr}")
+        raise CommandError(WRONGPASS)
+    client.authenticated = True
+    client.refresh_mode()
+
+
+@command(
+    "ping", arity=-1, flags="fast sentinel", acl="@fast @connection", group="connection",
+    summary="Returns the server's liveliness response.", syntax="[message]",
+)
+def ping(client: Client, args: list[bytes]) -> bytes:
+    if len(args) == 1:
+        return resp.PONG
+    return resp.bulk(args[1])
+
+
+@command(
+    "echo", arity=2, flags="fast", acl="@fast @connection", group="connection",
+    summary="Returns the given string.", syntax="message",
+)
+def echo(client: Client, args: list[bytes]) -> bytes:
+    return resp.bulk(args[1])
+
+
+@command(
+    "quit", arity=-1, flags="allow-busy noscript loading stale fast no-auth",
+    acl="@fast @connection", group="connection", since="1.0.0",
+    summary="Closes the connection.", syntax="",
+)
+def quit_(client: Client, args: list[bytes]) -> bytes:
+    client.close()
+    return resp.OK
+
+
+@command(
+    "select", arity=2, flags="loading stale fast", acl="@fast @connection",
+    group="connection", summary="Changes the selected database.", syntax="index",
+)
+def select(client: Client, args: list[bytes]) -> bytes:
+    index = parse_int(args[1])
+    if not 0 <= index < len(client.server.keyspace):
+        raise CommandError(DB_INDEX_OUT_OF_RANGE)
+    client.db = client.server.keyspace[index]
+    return resp.OK
+
+
+@command(
+    "auth", arity=-2, flags="noscript loading stale fast no-auth sentinel allow-busy skip-monitor",
+    acl="@fast @connection", group="connection", since="1.0.0",
+    summary="Authenticates the connection.", syntax="[username] password",
+)
+def auth(client: Client, args: list[bytes]) -> bytes:
+    if len(args) > 3:
+        raise CommandError("ERR syntax error")
+    if len(args) == 2 and not client.server.config.requirepass:
+        raise CommandError(
+            "ERR AUTH <password> called without any password configured for the default user. "
+            "Are you sure your configuration is correct?"
+        )
+    username, password = (b"default", args[1]) if len(args) == 2 else (args[1], args[2])
+    authenticate(client, username, password)
+    return resp.OK
+
+
+@command(
+    "hello", arity=-1, flags="noscript loading stale fast no-auth sentinel allow-busy skip-monitor",
+    acl="@fast @connection", group="connection", since="6.0.0",
+    summary="Handshakes with the Redis server.",
+    syntax="[protover [AUTH username password] [SETNAME clientname]]",
+)
+def hello(client: Client, args: list[bytes]) -> bytes:
+    protocol = client.protocol
+    if len(args) >= 2:
+        protocol = parse_int(args[1], "ERR Protocol version is not an integer or out of range")
+        if protocol < 2 or protocol > 3:
+            raise CommandError("NOPROTO unsupported protocol version")
+    credentials: tuple[bytes, bytes] | None = None
+    name: bytes | None = None
+    position = 2
+    while position < len(args):
+        option = args[position].lower()
+        remaining = len(args) - position - 1
+        if option == b"auth" and remaining >= 2:
+            credentials = (args[position + 1], args[position + 2])
+            position += 3
+        elif option == b"setname" and remaining >= 1:
+            name = args[position + 1]
+            position += 2
+        else:
+            raise CommandError(
+                "ERR Syntax error in HELLO option '%s'" % args[position].decode("utf-8", "replace")
+            )
+    if credentials is None and not client.authenticated:
+        raise CommandError(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+            "select the RESP protocol version at the same time"
+        )
+    if credentials is not None:
+        authenticate(client, *credentials)
+    if name is not None:
+        check_client_name(name)
+        client.name = name
+    client.protocol = protocol
+    return resp.encode(
+        resp.Map(
+            {
+                "server": "redis",
+                "version": VERSION,
+                "proto": protocol,
+                "id": client.id,
+                "mode": "standalone",
+                "role": "master",
+                "modules": [],
+            }
+        ),
+        protocol,
+    )
+
+
+@command(
+    "reset", arity=1, flags="noscript loading stale fast no-auth allow-busy",
+    acl="@fast @connection", group="connection", since="6.2.0",
+    summary="Resets the connection.", syntax="",
+)
+def reset(client: Client, args: list[bytes]) -> bytes:
+    server = client.server
+    client.in_multi = False
+    client.multi_queue.clear()
+    client.multi_error = False
+    client.unwatch_all()
+    client.db = server.keyspace[0]
+    client.protocol = 2
+    client.reply_mode = REPLY_ON
+    client.name = b""
+    client.no_evict = client.no_touch = False
+    if client.is_monitor:
+        server.remove_monitor(client)
+    client.authenticated = not server.config.requirepass
+    client.refresh_mode()
+    return b"+RESET\r\n"

@@ -1,0 +1,1 @@
+"""hashes commands (being written)."""

@@ -1,0 +1,271 @@
+"""COMMAND and its subcommands, plus the generator of ``docs/commands.md``.
+
+Both read the declarations in the command table, so what ``redis-cli`` shows as hints, what
+``COMMAND INFO`` reports and what the documentation lists are the same facts.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from typing import TYPE_CHECKING, Any
+
+from brook.commands.registry import COMMANDS, Command, CommandError, command, container, syntax_arguments
+from brook.protocol import resp
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+_HIDDEN_FLAGS = {"skip-monitor", "no-multi"}
+
+
+def _key_specs(cmd: Command) -> list[Any]:
+    if cmd.first_key <= 0:
+        return []
+    access = ["RW", "UPDATE"] if cmd.is_write else ["RO", "ACCESS"]
+    last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key
+    return [
+        resp.Map(
+            {
+                "flags": resp.RSet([resp.Status(f.encode()) for f in access]),
+                "begin_search": resp.Map(
+                    {"type": "index", "spec": resp.Map({"index": cmd.first_key})}
+                ),
+                "find_keys": resp.Map(
+                    {
+                        "type": "range",
+                        "spec": resp.Map({"lastkey": last, "keystep": cmd.key_step, "limit": 0}),
+                    }
+                ),
+            }
+        )
+    ]
+
+
+def command_info(cmd: Command) -> list[Any]:
+    """The 10-element COMMAND INFO description of one command."""
+    return [
+        cmd.fullname,
+        cmd.arity,
+        resp.RSet([resp.Status(f.encode()) for f in cmd.flags if f not in _HIDDEN_FLAGS]),
+        max(cmd.first_key, 0),
+        cmd.last_key if cmd.first_key > 0 else 0,
+        cmd.key_step if cmd.first_key > 0 else 0,
+        resp.RSet([resp.Status(c.encode()) for c in cmd.acl_categories]),
+        [],
+        _key_specs(cmd),
+        [command_info(sub) for sub in cmd.subcommands.values()],
+    ]
+
+
+def _doc_argument(arg: dict[str, Any], key_index: list[int]) -> resp.Map:
+    doc: dict[str, Any] = {"name": arg["name"], "type": arg["type"]}
+    if arg["type"] == "key":
+        doc["key_spec_index"] = 0
+        key_index[0] += 1
+    if "token" in arg:
+        doc["token"] = arg["token"]
+    if arg.get("flags"):
+        doc["flags"] = resp.RSet([resp.Status(f.encode()) for f in arg["flags"]])
+    if "arguments" in arg:
+        doc["arguments"] = [_doc_argument(a, key_index) for a in arg["arguments"]]
+    return resp.Map(doc)
+
+
+def command_docs(cmd: Command) -> resp.Map:
+    """The COMMAND DOCS description of one command (redis-cli builds its hints from it)."""
+    doc: dict[str, Any] = {
+        "summary": cmd.summary,
+        "since": cmd.since,
+        "group": cmd.group,
+        "complexity": cmd.complexity,
+    }
+    if cmd.syntax:
+        doc["arguments"] = [_doc_argument(a, [0]) for a in syntax_arguments(cmd.syntax)]
+    if cmd.subcommands:
+        doc["subcommands"] = resp.Map(
+            {sub.fullname: command_docs(sub) for sub in cmd.subcommands.values()}
+        )
+    return resp.Map(doc)
+
+
+def find_command(name: bytes) -> Command | None:
+    """A command or ``container|sub`` subcommand by name, case-insensitively."""
+    lowered = name.decode("utf-8", "replace").lower()
+    parent_name, _, sub_name = lowered.partition("|")
+    cmd = COMMANDS.get(parent_name)
+    if cmd is None or not sub_name:
+        return cmd
+    return cmd.subcommands.get(sub_name.encode())
+
+
+container(
+    "command", arity=-1, flags="loading stale", acl="@slow @connection", group="server",
+    since="2.8.13", summary="Returns detailed information about all commands.",
+)
+
+
+def _command_root(client: Client, args: list[bytes]) -> bytes:
+    return resp.encode([command_info(c) for c in COMMANDS.values()], client.protocol)
+
+
+# COMMAND without a subcommand lists everything: it is the container's own handler.
+COMMANDS["command"].handler = _command_root
+COMMANDS["command"].max_args = 1 << 30
+
+
+@command("command|count", arity=2, flags="loading stale", acl="@slow @connection",
+         since="2.8.13", summary="Returns a count of commands.", syntax="")
+def command_count(client: Client, args: list[bytes]) -> bytes:
+    return resp.integer(len(COMMANDS))
+
+
+@command("command|info", arity=-2, flags="loading stale", acl="@slow @connection",
+         since="2.8.13", summary="Returns information about one, multiple or all commands.",
+         complexity="O(N) where N is the number of commands to look up",
+         syntax="[command-name [command-name ...]]")
+def command_info_cmd(client: Client, args: list[bytes]) -> bytes:
+    if len(args) == 2:
+        return _command_root(client, args)
+    found: list[Any] = []
+    for name in args[2:]:
+        cmd = find_command(name)
+        found.append(None if cmd is None else command_info(cmd))
+    return resp.encode(found, client.protocol)
+
+
+@command("command|docs", arity=-2, flags="loading stale", acl="@slow @connection",
+         since="7.0.0", summary="Returns documentary information about one, multiple or all commands.",
+         complexity="O(N) where N is the number of commands to look up",
+         syntax="[command-name [command-name ...]]")
+def command_docs_cmd(client: Client, args: list[bytes]) -> bytes:
+    names = args[2:]
+    docs: dict[str, Any] = {}
+    if not names:
+        for cmd in COMMANDS.values():
+            docs[cmd.fullname] = command_docs(cmd)
+    for name in names:
+        cmd = find_command(name)
+        if cmd is not None:
+            docs[cmd.fullname] = command_docs(cmd)
+    return resp.encode(resp.Map(docs), client.protocol)
+
+
+@command("command|list", arity=-2, flags="loading stale", acl="@slow @connection",
+         since="7.0.0", summary="Returns a list of command names.",
+         complexity="O(N) where N is the total number of Redis commands",
+         syntax="[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]")
+def command_list(client: Client, args: list[bytes]) -> bytes:
+    everything = []
+    for cmd in COMMANDS.values():
+        everything.append(cmd)
+        everything.extend(cmd.subcommands.values())
+    if len(args) == 2:
+        return resp.array_of_bulks(c.fullname.encode() for c in COMMANDS.values())
+    if len(args) != 5 or args[2].lower() != b"filterby":
+        raise CommandError("ERR syntax error")
+    kind, value = args[3].lower(), args[4].decode("utf-8", "replace")
+    if kind == b"module":
+        selected: list[Command] = []
+    elif kind == b"aclcat":
+        selected = [c for c in everything if f"@{value.lower()}" in c.acl_categories]
+    elif kind == b"pattern":
+        selected = [c for c in everything if fnmatch.fnmatchcase(c.fullname, value.lower())]
+    else:
+        raise CommandError("ERR syntax error")
+    return resp.array_of_bulks(c.fullname.encode() for c in selected)
+
+
+@command("command|getkeys", arity=-3, flags="loading stale", acl="@slow @connection",
+         since="2.8.13", summary="Extracts the key names from an arbitrary command.",
+         complexity="O(N) where N is the number of arguments to the command",
+         syntax="command [arg [arg ...]]")
+def command_getkeys(client: Client, args: list[bytes]) -> bytes:
+    target = find_command(args[2])
+    if target is None:
+        raise CommandError("ERR Invalid command specified")
+    request = args[2:]
+    if target.subcommands and len(request) > 1:
+        target = target.subcommands.get(request[1].lower(), target)
+    if not target.min_args <= len(request) <= target.max_args:
+        raise CommandError("ERR Invalid number of arguments specified for command")
+    positions = target.key_positions(len(request))
+    if not positions:
+        raise CommandError("ERR The command has no key arguments")
+    return resp.array_of_bulks(request[i] for i in positions)
+
+
+_COMMAND_HELP = [
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+def help_reply(lines: list[str]) -> bytes:
+    """The reply of every ``X HELP`` subcommand: an array of simple strings."""
+    return resp.array([resp.simple(line) for line in lines])
+
+
+@command("command|help", arity=2, flags="loading stale", acl="@slow @connection",
+         since="5.0.0", summary="Returns helpful text about the different subcommands.", syntax="")
+def command_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_COMMAND_HELP)
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/commands.md
+# ---------------------------------------------------------------------------------------------
+
+
+def render_commands_markdown() -> str:
+    """Every supported command with its syntax, grouped as Redis groups them."""
+    from brook import commands
+
+    commands.load_all()
+    groups: dict[str, list[Command]] = {}
+    for cmd in COMMANDS.values():
+        groups.setdefault(cmd.group, []).append(cmd)
+    lines = [
+        "# Supported commands",
+        "",
+        "Generated from the command declarations by `python -m brook.commands.introspection`;",
+        "do not edit by hand. Syntax follows the Redis documentation: `[x]` optional, `a | b`",
+        "alternatives, `...` repetition.",
+        "",
+    ]
+    for group in sorted(groups):
+        lines.append(f"## {group}")
+        lines.append("")
+        lines.append("| command | syntax | since | summary |")
+        lines.append("|---|---|---|---|")
+        for cmd in sorted(groups[group], key=lambda c: c.name):
+            entries = [cmd] if cmd.handler is not None or not cmd.subcommands else []
+            entries += sorted(cmd.subcommands.values(), key=lambda c: c.name)
+            for entry in entries:
+                shown = entry.fullname.replace("|", " ").upper()
+                syntax = f"`{shown} {entry.syntax}`".replace(" `", "`") if entry.syntax else f"`{shown}`"
+                syntax = syntax.replace("|", "\\|")
+                lines.append(f"| {shown} | {syntax} | {entry.since} | {entry.summary} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_commands_markdown())

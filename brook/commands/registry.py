@@ -1,0 +1,335 @@
+"""The command table: every command is declared next to its function.
+
+``@command(...)`` records a command's name, arity, flags, key positions, ACL categories and
+documentation (summary, syntax, since, group). Everything else is generated from these
+declarations: the dispatcher's lookup table, ``COMMAND`` / ``COMMAND INFO`` / ``COMMAND DOCS``
+(which ``redis-cli`` reads for its hints) and ``docs/commands.md``, so the documentation cannot
+drift from the code.
+
+A handler has the signature ``handler(client, args) -> bytes``: ``args`` is the whole request
+(``args[0]`` is the command name as sent) and the return value is the encoded reply. Errors are
+raised as :class:`CommandError` and encoded by the dispatcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+Handler = Callable[["Client", list[bytes]], bytes]
+
+
+class CommandError(Exception):
+    """A command failed: the message is sent as an error reply (it starts with its code)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# Redis's shared error texts, kept in one place so every command says them identically.
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+SYNTAX_ERROR = "ERR syntax error"
+NOT_INTEGER = "ERR value is not an integer or out of range"
+NOT_FLOAT = "ERR value is not a valid float"
+INVALID_EXPIRE = "ERR invalid expire time in '{}' command"
+NO_SUCH_KEY = "ERR no such key"
+DB_INDEX_OUT_OF_RANGE = "ERR DB index is out of range"
+
+
+class Command:
+    """One entry of the command table (a subcommand is a Command whose parent is set)."""
+
+    __slots__ = (
+        "name",
+        "fullname",
+        "handler",
+        "arity",
+        "min_args",
+        "max_args",
+        "flags",
+        "first_key",
+        "last_key",
+        "key_step",
+        "acl_categories",
+        "group",
+        "summary",
+        "since",
+        "complexity",
+        "syntax",
+        "subcommands",
+        "parent",
+        "is_write",
+        "is_blocking",
+        "allowed_in_multi",
+        "allowed_unauthenticated",
+        "allowed_in_pubsub",
+        "calls",
+        "usec",
+        "rejected_calls",
+        "failed_calls",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        handler: Handler | None,
+        arity: int,
+        flags: tuple[str, ...],
+        keys: tuple[int, int, int],
+        acl_categories: tuple[str, ...],
+        group: str,
+        summary: str,
+        since: str,
+        complexity: str,
+        syntax: str,
+        parent: Command | None = None,
+    ) -> None:
+        self.name = name
+        self.fullname = f"{parent.name}|{name}" if parent else name
+        self.handler = handler
+        self.arity = arity
+        # The dispatcher checks ``min_args <= len(args) <= max_args``: two comparisons instead of
+        # branching on the sign of the arity for every request.
+        self.min_args = abs(arity)
+        self.max_args = arity if arity > 0 else 1 << 30
+        self.flags = flags
+        self.first_key, self.last_key, self.key_step = keys
+        self.acl_categories = acl_categories
+        self.group = group
+        self.summary = summary
+        self.since = since
+        self.complexity = complexity
+        self.syntax = syntax
+        self.subcommands: dict[bytes, Command] = {}
+        self.parent = parent
+        self.is_write = "write" in flags
+        self.is_blocking = "blocking" in flags
+        self.allowed_in_multi = "no-multi" not in flags
+        self.allowed_unauthenticated = "no-auth" in flags
+        self.allowed_in_pubsub = False
+        self.calls = 0
+        self.usec = 0
+        self.rejected_calls = 0
+        self.failed_calls = 0
+
+    def key_positions(self, argc: int) -> list[int]:
+        """Indices of the key arguments in a request of ``argc`` arguments."""
+        if self.first_key <= 0:
+            return []
+        last = self.last_key if self.last_key >= 0 else argc + self.last_key
+        return list(range(self.first_key, min(last, argc - 1) + 1, self.key_step))
+
+    def reset_stats(self) -> None:
+        self.calls = self.usec = self.rejected_calls = self.failed_calls = 0
+        for sub in self.subcommands.values():
+            sub.reset_stats()
+
+
+# name (lower-case str) -> Command, for top-level commands.
+COMMANDS: dict[str, Command] = {}
+
+
+def command(
+    name: str,
+    arity: int,
+    flags: str = "",
+    keys: tuple[int, int, int] = (0, 0, 0),
+    acl: str = "",
+    group: str = "generic",
+    summary: str = "",
+    since: str = "1.0.0",
+    complexity: str = "O(1)",
+    syntax: str = "",
+) -> Callable[[Handler], Handler]:
+    """Declare a command (``"config|get"`` declares a subcommand of a container)."""
+
+    def register(handler: Handler) -> Handler:
+        _add(name, handler, arity, flags, keys, acl, group, summary, since, complexity, syntax)
+        return handler
+
+    return register
+
+
+def container(
+    name: str,
+    arity: int = -2,
+    flags: str = "",
+    acl: str = "",
+    group: str = "generic",
+    summary: str = "",
+    since: str = "1.0.0",
+    complexity: str = "Depends on subcommand.",
+) -> Command:
+    """Declare a command that only dispatches to its subcommands (CONFIG, CLIENT, OBJECT...)."""
+    return _add(name, None, arity, flags, (0, 0, 0), acl, group, summary, since, complexity, "")
+
+
+def _add(
+    name: str,
+    handler: Handler | None,
+    arity: int,
+    flags: str,
+    keys: tuple[int, int, int],
+    acl: str,
+    group: str,
+    summary: str,
+    since: str,
+    complexity: str,
+    syntax: str,
+) -> Command:
+    parent_name, _, sub_name = name.partition("|")
+    categories = tuple(acl.split())
+    flag_tuple = tuple(flags.split())
+    if sub_name:
+        parent = COMMANDS[parent_name]
+        cmd = Command(
+            sub_name, handler, arity, flag_tuple, keys, categories, parent.group,
+            summary, since, complexity, syntax, parent,
+        )
+        parent.subcommands[sub_name.encode()] = cmd
+    else:
+        if name in COMMANDS:
+            raise ValueError(f"command {name!r} declared twice")
+        cmd = Command(
+            name, handler, arity, flag_tuple, keys, categories, group,
+            summary, since, complexity, syntax,
+        )
+        COMMANDS[name] = cmd
+    return cmd
+
+
+def lookup_table() -> dict[bytes, Command]:
+    """The dispatcher's table: lower- and upper-case names map straight to the command, so the
+    common request needs one dict lookup and no case folding."""
+    table: dict[bytes, Command] = {}
+    for name, cmd in COMMANDS.items():
+        table[name.encode()] = cmd
+        table[name.upper().encode()] = cmd
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Documentation: the syntax string of a declaration, parsed into Redis's argument tree.
+#
+# Syntax strings are written as in the Redis documentation:
+#     key value [NX | XX] [GET] [EX seconds | PX milliseconds | KEEPTTL]
+#     key [key ...]            field value [field value ...]
+# UPPER-CASE words are tokens, lower-case words are arguments, [...] is optional, | separates
+# alternatives and "..." repeats the preceding item.
+# ---------------------------------------------------------------------------------------------
+
+_INTEGER_NAMES = {
+    "seconds", "milliseconds", "count", "numkeys", "index", "db", "timeout", "increment",
+    "decrement", "offset", "start", "end", "cursor", "port", "client-id", "numreplicas",
+    "unix-time-seconds", "unix-time-milliseconds", "destination-db", "delta", "len", "limit",
+    "protover", "maxlen", "entries-read", "entries-added", "min-idle-time", "ms", "retrycount",
+    "threshold", "length", "microseconds", "numargs",
+}
+
+
+def _tokenize(syntax: str) -> list[str]:
+    return syntax.replace("[", " [ ").replace("]", " ] ").replace("|", " | ").split()
+
+
+def _arg_type(name: str) -> str:
+    if name in ("key", "source", "destination", "newkey") or name.endswith("key"):
+        return "key"
+    if name == "pattern":
+        return "pattern"
+    if name.startswith("unix-time"):
+        return "unix-time"
+    if name in _INTEGER_NAMES:
+        return "integer"
+    if name in ("score", "min", "max", "float"):
+        return "double"
+    return "string"
+
+
+def _is_token(word: str) -> bool:
+    return word.upper() == word and any(ch.isalpha() for ch in word)
+
+
+def _parse_sequence(tokens: list[str], pos: int) -> tuple[list[dict[str, Any]], int]:
+    """Parse items until ']' or end; alternatives separated by '|' become one oneof item."""
+    alternatives: list[list[dict[str, Any]]] = [[]]
+    while pos < len(tokens) and tokens[pos] != "]":
+        tok = tokens[pos]
+        if tok == "|":
+            alternatives.append([])
+            pos += 1
+            continue
+        if tok == "[":
+            inner, pos = _parse_sequence(tokens, pos + 1)
+            pos += 1  # skip ']'
+            current = alternatives[-1]
+            if (
+                inner
+                and inner[-1].get("_repeat")
+                and len(current) >= len(inner)
+                and [a["name"] for a in current[-len(inner):]] == [a["name"] for a in inner]
+            ):
+                # "key [key ...]" / "field value [field value ...]": the item repeats.
+                if len(inner) == 1:
+                    current[-1].setdefault("flags", []).append("multiple")
+                else:
+                    block = {"name": "data", "type": "block", "flags": ["multiple"],
+                             "arguments": current[-len(inner):]}
+                    del current[-len(inner):]
+                    current.append(block)
+                continue
+            for arg in inner:
+                arg.pop("_repeat", None)
+            if len(inner) == 1:
+                item = inner[0]
+            else:
+                item = {"name": "_".join(a["name"] for a in inner), "type": "block",
+                        "arguments": inner}
+            item.setdefault("flags", []).append("optional")
+            alternatives[-1].append(item)
+            continue
+        if tok == "...":
+            if alternatives[-1]:
+                alternatives[-1][-1]["_repeat"] = True
+            pos += 1
+            continue
+        if _is_token(tok):
+            nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
+            if nxt and nxt not in ("[", "]", "|", "...") and not _is_token(nxt):
+                arg = {"name": nxt, "type": _arg_type(nxt), "token": tok}
+                pos += 2
+            else:
+                arg = {"name": tok.lower(), "type": "pure-token", "token": tok}
+                pos += 1
+        else:
+            arg = {"name": tok, "type": _arg_type(tok)}
+            pos += 1
+        alternatives[-1].append(arg)
+    if len(alternatives) == 1:
+        return alternatives[0], pos
+    options = []
+    for alt in alternatives:
+        if len(alt) == 1:
+            options.append(alt[0])
+        else:
+            options.append({"name": "_".join(a["name"] for a in alt), "type": "block",
+                            "arguments": alt})
+    return [{"name": "_".join(o["name"] for o in options)[:40], "type": "oneof",
+             "arguments": options}], pos
+
+
+def syntax_arguments(syntax: str) -> list[dict[str, Any]]:
+    """The argument tree of a syntax string, shaped like Redis's COMMAND DOCS ``arguments``."""
+    items, _ = _parse_sequence(_tokenize(syntax), 0)
+    _clean(items)
+    return items
+
+
+def _clean(items: list[dict[str, Any]]) -> None:
+    for item in items:
+        item.pop("_repeat", None)
+        if "arguments" in item:
+            _clean(item["arguments"])

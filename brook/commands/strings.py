@@ -1,0 +1,1 @@
+"""strings commands (being written)."""

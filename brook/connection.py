@@ -1,0 +1,424 @@
+"""One client connection: bytes in, requests parsed, commands run, replies out.
+
+The hot path is :meth:`Client.data_received`: every complete request of a read is parsed by
+``hiredis``, looked up in the command table with one dict access, run, and its reply appended to
+a list that is written with a single ``transport.write`` at the end of the read. Anything
+unusual — a client that must authenticate, a transaction, MONITOR, CLIENT REPLY OFF, a partial or
+malformed request, an inline command — switches the client to :meth:`Client.execute`, the general
+path that does every check Redis's ``processCommand`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import time
+from typing import TYPE_CHECKING
+
+import hiredis
+
+from brook.commands.registry import Command, CommandError
+from brook.protocol import resp
+from brook.protocol.requests import ProtocolError, RequestParser
+
+if TYPE_CHECKING:
+    from brook.server import Server
+
+_perf = time.perf_counter
+
+REPLY_ON, REPLY_OFF, REPLY_SKIP = 0, 1, 2
+# Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
+_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+_NOAUTH = "NOAUTH Authentication required."
+_INTERNAL_ERROR = "ERR internal error while running '{}': {}"
+_EXPECTED_TYPE_CHAR = {int: ":", list: "*", float: ",", bool: "#", dict: "%"}
+
+
+def unknown_command_error(args: list[bytes]) -> str:
+    """Redis's text: the name and up to ~128 characters of quoted arguments, each followed by a
+    space."""
+    shown = ""
+    for arg in args[1:]:
+        if len(shown) >= 128:
+            break
+        shown += "'%s' " % arg.decode("utf-8", "replace")[: 128 - len(shown)]
+    name = args[0].decode("utf-8", "replace")[:128]
+    return f"ERR unknown command '{name}', with args beginning with: {shown}"
+
+
+def arity_error(cmd: Command) -> str:
+    return f"ERR wrong number of arguments for '{cmd.fullname}' command"
+
+
+class Client(asyncio.Protocol):
+    """A connected client and its protocol state (database, RESP version, transaction...)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.table = server.command_table
+        self.reader = hiredis.Reader()
+        self.parser: RequestParser | None = None  # set while the exact parser owns the input
+        self.out: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+        self.id = 0
+        self.addr = ""
+        self.laddr = ""
+        self.fd = -1
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.db = server.keyspace[0]
+        self.protocol = 2
+        self.authenticated = not server.config.requirepass
+        self.in_multi = False
+        self.multi_queue: list[tuple[Command, list[bytes]]] = []
+        self.multi_error = False
+        # (db index, key) -> key was already expired when WATCHed
+        self.watched: dict[tuple[int, bytes], bool] = {}
+        self.watch_failed = False
+        self.reply_mode = REPLY_ON
+        self.is_monitor = False
+        self.no_evict = False
+        self.no_touch = False
+        self.closing = False
+        self.closed = False
+        self.created = time.time()
+        self.last_interaction = self.created
+        self.last_command = "NULL"
+        self.slow = not self.authenticated  # True: every request takes the general path
+
+    # -- connection lifecycle -------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            self.fd = sock.fileno()
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        self.addr = _format_address(peer)
+        self.laddr = _format_address(local)
+        refusal = self.server.admit(self, peer)
+        if refusal is not None:
+            transport.write(refusal)
+            transport.close()
+            self.closed = True
+            return
+        self.refresh_mode()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed:
+            self.closed = True
+        self.server.forget(self)
+
+    def pause_writing(self) -> None:
+        # The peer stopped reading: stop reading its requests too, so replies cannot pile up.
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and not self.closing:
+            self.transport.resume_reading()
+
+    def close(self) -> None:
+        """Close after the replies produced so far are written (QUIT, protocol errors, KILL)."""
+        self.closing = True
+        self.slow = True
+
+    def kill(self) -> None:
+        """Close now (CLIENT KILL, timeouts, SHUTDOWN)."""
+        self.closing = True
+        self.flush()
+        if self.transport is not None:
+            self.transport.close()
+
+    def refresh_mode(self) -> None:
+        """Recompute whether requests may take the fast path."""
+        self.slow = bool(
+            self.closing
+            or not self.authenticated
+            or self.in_multi
+            or self.reply_mode != REPLY_ON
+            or self.server.monitors
+            or self.parser is not None
+        )
+
+    # -- input ------------------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        server = self.server
+        server.net_input_bytes += len(data)
+        self.last_interaction = time.time()
+        if self.slow or data[0] != 0x2A or _giant_header(data) is not None:
+            # An inline command, a special client state, or a multibulk count of a million or
+            # more (hiredis would preallocate that list and take seconds to free it).
+            self._data_received_slow(data)
+            return
+        reader = self.reader
+        reader.feed(data)
+        out = self.out
+        table = self.table
+        perf = _perf
+        completed = 0
+        last: list[bytes] | None = None
+        try:
+            while True:
+                request = reader.gets()
+                if request is False:
+                    break
+                completed += 1
+                if not request:
+                    last = request
+                    continue  # "*0" / "*-1": nothing to run, as in Redis
+                for arg in request:
+                    if type(arg) is not bytes:
+                        raise ProtocolError(_expected_dollar(arg))
+                cmd = table.get(request[0])
+                if (
+                    self.slow
+                    or cmd is None
+                    or cmd.handler is None
+                    or not cmd.min_args <= len(request) <= cmd.max_args
+                ):
+                    if self.closing:
+                        break
+                    reply = self.execute(request)
+                    if reply is not None:
+                        out.append(reply)
+                    last = request
+                    continue
+                last = request
+                started = perf()
+                try:
+                    out.append(cmd.handler(self, request))
+                except CommandError as err:
+                    out.append(server.error_reply(err.message, cmd))
+                except Exception as err:  # a bug must cost one reply, never the server
+                    out.append(server.internal_error(cmd, err))
+                elapsed = perf() - started
+                cmd.calls += 1
+                cmd.usec += elapsed
+                if elapsed > server.slowlog_threshold:
+                    server.slowlog_add(self, request, elapsed)
+        except hiredis.ProtocolError:
+            # hiredis only says "bad length": the exact parser re-reads the bad request and
+            # produces Redis's precise text.
+            self._reparse_after(data, completed)
+            return
+        except ProtocolError as err:
+            self.protocol_error(str(err))
+        else:
+            if not self.closing and (
+                reader.has_data() or not completed or not data.endswith(_encoded(last))
+            ):
+                # The read ends inside a request (hiredis keeps no visible trace of a request
+                # cut at an element boundary, hence the check that the read ends with the last
+                # complete request): the exact parser takes over from that request's start.
+                self._reparse_after(data, completed)
+                return
+        self.flush()
+
+    def _reparse_after(self, data: bytes, completed: int) -> None:
+        """Hand the exact parser everything after the ``completed`` requests already run.
+
+        hiredis was idle when this read began (it only ever sees reads that start a request),
+        so the read's first byte is a request boundary.
+        """
+        self.reader = hiredis.Reader()
+        parser = RequestParser()
+        parser.feed(data)
+        try:
+            for _ in range(completed):
+                parser.next_request(1 << 62, False)
+        except ProtocolError as err:
+            # hiredis accepted a request Redis rejects (e.g. "+PING" instead of "$4 PING").
+            self.protocol_error(str(err))
+            self.flush()
+            return
+        self.parser = parser
+        self.slow = True
+        self._drain_parser()
+
+    def _data_received_slow(self, data: bytes) -> None:
+        if self.closing:
+            return
+        if self.parser is None:
+            self.parser = RequestParser()
+        self.parser.feed(data)
+        self._drain_parser()
+
+    def _drain_parser(self) -> None:
+        """Run every complete request the exact parser holds, then write the replies."""
+        parser = self.parser
+        assert parser is not None
+        config = self.server.config
+        out = self.out
+        while not self.closing:
+            try:
+                request = parser.next_request(config.proto_max_bulk_len, not self.authenticated)
+            except ProtocolError as err:
+                self.protocol_error(str(err))
+                break
+            if request is None:
+                break
+            reply = self.execute(request)
+            if reply is not None:
+                out.append(reply)
+        if not self.closing and parser.buffered() > config.client_query_buffer_limit:
+            self.server.log(
+                "warning", f"Closing client that reached max query buffer length: {self.addr}"
+            )
+            self.out.clear()
+            self.kill()
+            return
+        if parser.is_idle() and self.parser is parser:
+            self.parser = None
+            self.refresh_mode()
+        self.flush()
+
+    def protocol_error(self, text: str) -> None:
+        self.server.log("verbose", f"Protocol error ({text}) from client: {self.addr}")
+        self.out.append(resp.error(f"ERR Protocol error: {text}"))
+        self.server.count_error("ERR")
+        self.close()
+
+    # -- output -----------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        out = self.out
+        transport = self.transport
+        if out and transport is not None and not self.closed:
+            payload = b"".join(out) if len(out) > 1 else out[0]
+            self.server.net_output_bytes += len(payload)
+            transport.write(payload)
+        out.clear()
+        if self.closing and transport is not None and not self.closed:
+            transport.close()
+            self.closed = True
+
+    def push(self, reply: bytes) -> None:
+        """Send an out-of-band message (MONITOR lines, later Pub/Sub) outside a read batch."""
+        if self.transport is not None and not self.closed:
+            self.transport.write(reply)
+
+    # -- the general path ---------------------------------------------------------------------
+
+    def execute(self, args: list[bytes]) -> bytes | None:
+        """Run one request with every check of Redis's processCommand; returns the reply."""
+        server = self.server
+        cmd = self.table.get(args[0]) if type(args[0]) is bytes else None
+        if cmd is None and type(args[0]) is bytes:
+            cmd = self.table.get(args[0].lower())
+        self.last_interaction = time.time()
+        if cmd is None:
+            return self._reject(unknown_command_error(args), None)
+        if cmd.subcommands and len(args) >= 2:
+            sub = cmd.subcommands.get(args[1].lower())
+            if sub is None:
+                return self._reject(
+                    "ERR unknown subcommand '%s'. Try %s HELP."
+                    % (args[1].decode("utf-8", "replace")[:128], cmd.name.upper()),
+                    None,
+                )
+            cmd = sub
+        if not cmd.min_args <= len(args) <= cmd.max_args or cmd.handler is None:
+            cmd.rejected_calls += 1
+            return self._reject(arity_error(cmd), None)
+        if not self.authenticated and not cmd.allowed_unauthenticated:
+            cmd.rejected_calls += 1
+            return self._reject(_NOAUTH, None)
+        if self.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
+            self.multi_queue.append((cmd, args))
+            return self._apply_reply_mode(resp.QUEUED)
+        reply = self.call(cmd, args)
+        return self._apply_reply_mode(reply)
+
+    def _reject(self, message: str, cmd: Command | None) -> bytes | None:
+        if self.in_multi:
+            self.multi_error = True
+        return self._apply_reply_mode(self.server.error_reply(message, cmd, rejected=True))
+
+    def _apply_reply_mode(self, reply: bytes | None) -> bytes | None:
+        mode = self.reply_mode
+        if mode == REPLY_ON:
+            return reply
+        if mode == REPLY_SKIP:
+            self.reply_mode = REPLY_ON
+            self.refresh_mode()
+        return None
+
+    def call(self, cmd: Command, args: list[bytes]) -> bytes:
+        """Run a command that passed every check (also used by EXEC for queued commands)."""
+        server = self.server
+        if server.monitors and "skip-monitor" not in cmd.flags:
+            server.feed_monitors(self, args)
+        self.last_command = cmd.fullname
+        started = _perf()
+        try:
+            reply = cmd.handler(self, args)  # type: ignore[misc]
+        except CommandError as err:
+            reply = server.error_reply(err.message, cmd)
+        except Exception as err:
+            reply = server.internal_error(cmd, err)
+        elapsed = _perf() - started
+        cmd.calls += 1
+        cmd.usec += elapsed
+        if elapsed > server.slowlog_threshold:
+            server.slowlog_add(self, args, elapsed)
+        return reply
+
+    # -- transactions and WATCH ---------------------------------------------------------------
+
+    def watched_key_touched(self, db_index: int, key: bytes, by_expiry: bool) -> None:
+        expired_at_watch = self.watched.get((db_index, key))
+        if expired_at_watch is None:
+            return
+        if by_expiry and expired_at_watch:
+            return  # it was already logically gone when WATCHed: nothing changed
+        self.watch_failed = True
+
+    def unwatch_all(self) -> None:
+        keyspace = self.server.keyspace
+        for db_index, key in self.watched:
+            watchers = keyspace[db_index].watchers
+            clients = watchers.get(key)
+            if clients is not None:
+                clients.discard(self)
+                if not clients:
+                    del watchers[key]
+        self.watched.clear()
+        self.watch_failed = False
+
+    def __repr__(self) -> str:
+        return f"<Client id={self.id} addr={self.addr}>"
+
+
+_giant_header = re.compile(rb"\*\d{7}").search
+
+
+def _encoded(request: list[bytes] | None) -> bytes:
+    """A request as a client encodes it (used to check that a read ends on a boundary)."""
+    if request is None:
+        return b"*-1\r\n"
+    return b"*%d\r\n%s" % (
+        len(request), b"".join([b"$%d\r\n%s\r\n" % (len(a), a) for a in request])
+    )
+
+
+def _expected_dollar(arg: object) -> str:
+    if arg is None:
+        return "invalid bulk length"
+    char = _EXPECTED_TYPE_CHAR.get(type(arg), "-")
+    return f"expected '$', got '{char}'"
+
+
+def _format_address(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        host = address[0]
+        return f"{host}:{address[1]}"
+    if isinstance(address, str):
+        return address
+    return ""

@@ -1,0 +1,243 @@
+"""An exact, resumable parser for client requests (no I/O).
+
+The connection feeds complete pipelines to ``hiredis.Reader``, which is fast but lenient: it
+accepts any RESP type inside a request and cannot say where a partial request begins. This parser
+handles everything else, byte for byte as Redis's ``processInlineBuffer`` and
+``processMultibulkBuffer`` do: inline commands (telnet, ``redis-cli`` pipes), requests split across
+reads (so ``proto-max-bulk-len`` and the query-buffer limit are checked before a huge value is
+buffered), clients that still have to authenticate (tighter limits), and malformed input, where
+it produces Redis's exact ``Protocol error`` text.
+"""
+
+from __future__ import annotations
+
+INLINE_MAX_SIZE = 64 * 1024
+UNAUTH_MAX_MULTIBULK = 10
+UNAUTH_MAX_BULK = 16384
+INT_MAX = 2**31 - 1
+
+
+class ProtocolError(Exception):
+    """Malformed input: the reply is ``-ERR Protocol error: <text>`` and the connection closes."""
+
+
+def parse_strict_int(digits: bytes) -> int | None:
+    """Redis's ``string2ll``: optional '-', no '+', no leading zeros, no spaces, 64-bit range."""
+    if not digits or len(digits) > 20:
+        return None
+    body = digits[1:] if digits[:1] == b"-" else digits
+    if not body.isdigit() or (len(body) > 1 and body[:1] == b"0"):
+        return None
+    if digits == b"-0":
+        return None
+    value = int(digits)
+    if not -(2**63) <= value < 2**63:
+        return None
+    return value
+
+
+_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+_SPACES = b" \n\r\t\v\f\x00"
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def split_inline_args(line: bytes) -> list[bytes] | None:
+    """Redis's ``sdssplitargs``: split on spaces, honour "..." (with escapes) and '...' quoting.
+
+    Returns None for unbalanced quotes, which Redis reports as a protocol error.
+    """
+    args: list[bytes] = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in b" \n\r\t\v\f":
+            i += 1
+        if i >= n:
+            return args
+        current = bytearray()
+        in_double = in_single = False
+        while True:
+            if in_double:
+                if i >= n:
+                    return None
+                ch = line[i]
+                if (
+                    ch == 0x5C
+                    and i + 3 < n
+                    and line[i + 1] == ord("x")
+                    and line[i + 2] in _HEX
+                    and line[i + 3] in _HEX
+                ):
+                    current.append(int(line[i + 2 : i + 4], 16))
+                    i += 3
+                elif ch == 0x5C and i + 1 < n:
+                    i += 1
+                    current.append(_ESCAPES.get(line[i], line[i]))
+                elif ch == ord('"'):
+                    if i + 1 < n and line[i + 1] not in _SPACES:
+                        return None
+                    i += 1
+                    break
+                else:
+                    current.append(ch)
+            elif in_single:
+                if i >= n:
+                    return None
+                ch = line[i]
+                if ch == 0x5C and i + 1 < n and line[i + 1] == ord("'"):
+                    i += 1
+                    current.append(ord("'"))
+                elif ch == ord("'"):
+                    if i + 1 < n and line[i + 1] not in _SPACES:
+                        return None
+                    i += 1
+                    break
+                else:
+                    current.append(ch)
+            else:
+                if i >= n:
+                    break
+                ch = line[i]
+                if ch in _SPACES:
+                    break
+                if ch == ord('"'):
+                    in_double = True
+                elif ch == ord("'"):
+                    in_single = True
+                else:
+                    current.append(ch)
+            i += 1
+        args.append(bytes(current))
+
+
+class RequestParser:
+    """Buffers input and returns one request (a list of bytes) at a time.
+
+    The state of a partly received multibulk request is kept between calls, so a value of many
+    megabytes arriving in small reads is scanned once, not once per read.
+    """
+
+    __slots__ = ("buf", "pos", "_args", "_remaining", "_bulk_len")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.pos = 0
+        self._args: list[bytes] | None = None  # arguments of a partly parsed multibulk request
+        self._remaining = 0  # arguments still expected
+        self._bulk_len = -1  # length of the bulk being read, -1 while its header is awaited
+
+    def feed(self, data: bytes) -> None:
+        if self.pos and self.pos == len(self.buf):
+            self.buf.clear()
+            self.pos = 0
+        elif self.pos > 65536 and self.pos * 2 > len(self.buf):
+            del self.buf[: self.pos]
+            self.pos = 0
+        self.buf += data
+
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as requests (the query buffer's size)."""
+        return len(self.buf) - self.pos
+
+    def is_idle(self) -> bool:
+        """True when no byte is buffered, so the caller may switch back to its fast path."""
+        return self.pos == len(self.buf) and self._args is None
+
+    def next_request(self, max_bulk_len: int, auth_required: bool) -> list[bytes] | None:
+        """The next complete request, or None when more input is needed.
+
+        Empty requests (``*0``, ``*-1``, blank inline lines) are skipped, as Redis does.
+        Raises :class:`ProtocolError` with Redis's text for malformed input.
+        """
+        buf = self.buf
+        while True:
+            if self._args is None:
+                if self.pos >= len(buf):
+                    return None
+                if buf[self.pos] != 0x2A:  # not '*': an inline command
+                    request = self._inline()
+                    if request is None:
+                        return None
+                    if request:
+                        return request
+                    continue
+                if not self._multibulk_header(auth_required):
+                    return None
+                if self._args is None:
+                    continue  # an empty multibulk: nothing to run
+            request = self._bulks(max_bulk_len, auth_required)
+            if request is None:
+                return None
+            return request
+
+    def _inline(self) -> list[bytes] | None:
+        buf = self.buf
+        newline = buf.find(b"\n", self.pos)
+        if newline < 0:
+            if len(buf) - self.pos > INLINE_MAX_SIZE:
+                raise ProtocolError("too big inline request")
+            return None
+        end = newline - 1 if newline > self.pos and buf[newline - 1] == 0x0D else newline
+        line = bytes(buf[self.pos : end])
+        self.pos = newline + 1
+        args = split_inline_args(line)
+        if args is None:
+            raise ProtocolError("unbalanced quotes in request")
+        return args
+
+    def _multibulk_header(self, auth_required: bool) -> bool:
+        buf = self.buf
+        newline = buf.find(b"\r\n", self.pos)
+        if newline < 0:
+            if len(buf) - self.pos > INLINE_MAX_SIZE:
+                raise ProtocolError("too big mbulk count string")
+            return False
+        count = parse_strict_int(bytes(buf[self.pos + 1 : newline]))
+        if count is None or count > INT_MAX:
+            raise ProtocolError("invalid multibulk length")
+        if count > UNAUTH_MAX_MULTIBULK and auth_required:
+            raise ProtocolError("unauthenticated multibulk length")
+        self.pos = newline + 2
+        if count > 0:
+            self._args = []
+            self._remaining = count
+            self._bulk_len = -1
+        return True
+
+    def _bulks(self, max_bulk_len: int, auth_required: bool) -> list[bytes] | None:
+        buf = self.buf
+        args = self._args
+        assert args is not None
+        while self._remaining:
+            if self._bulk_len < 0:
+                newline = buf.find(b"\r\n", self.pos)
+                if newline < 0:
+                    if len(buf) - self.pos > INLINE_MAX_SIZE:
+                        raise ProtocolError("too big bulk count string")
+                    return None
+                if buf[self.pos] != 0x24:  # '$'
+                    raise ProtocolError("expected '$', got '%c'" % buf[self.pos])
+                length = parse_strict_int(bytes(buf[self.pos + 1 : newline]))
+                if length is None or length < 0 or length > max_bulk_len:
+                    raise ProtocolError("invalid bulk length")
+                if length > UNAUTH_MAX_BULK and auth_required:
+                    raise ProtocolError("unauthenticated bulk length")
+                self.pos = newline + 2
+                self._bulk_len = length
+            end = self.pos + self._bulk_len
+            if len(buf) < end + 2:
+                return None
+            args.append(bytes(buf[self.pos : end]))
+            self.pos = end + 2
+            self._bulk_len = -1
+            self._remaining -= 1
+        self._args = None
+        return args
+
+
+def hiredis_error_text(message: str, data: bytes) -> str:
+    """Best-effort Redis text for an error hiredis raised (used when re-parsing is impossible)."""
+    if "multi-bulk" in message:
+        return "invalid multibulk length"
+    if "bulk" in message:
+        return "invalid bulk length"
+    return "expected '$', got '%c'" % (data[:1] or b"?")[0]

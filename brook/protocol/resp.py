@@ -1,0 +1,194 @@
+"""RESP2/RESP3 reply encoders.
+
+Handlers return replies already encoded as bytes: the dispatcher then only has to append them to
+the connection's output buffer. The common replies (OK, integers, bulk strings) are built with a
+single ``%`` format; richer values go through :func:`encode`, which knows the protocol version.
+
+Marker types say what a Python value means on the wire where RESP3 and RESP2 differ: a
+:class:`Map` is a RESP3 map (a flat array in RESP2), a :class:`RSet` a RESP3 set, a
+:class:`Double` a RESP3 double (a bulk string in RESP2), and so on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+OK = b"+OK\r\n"
+PONG = b"+PONG\r\n"
+QUEUED = b"+QUEUED\r\n"
+NULL_BULK = b"$-1\r\n"
+NULL_ARRAY = b"*-1\r\n"
+NULL3 = b"_\r\n"
+EMPTY_ARRAY = b"*0\r\n"
+EMPTY_BULK = b"$0\r\n\r\n"
+ZERO = b":0\r\n"
+ONE = b":1\r\n"
+
+_SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]
+
+
+class Status(bytes):
+    """A simple string (``+OK``)."""
+
+
+class Verbatim(bytes):
+    """A verbatim string (RESP3 ``=``, format ``txt``); a bulk string in RESP2."""
+
+
+class Double(float):
+    """A double (RESP3 ``,``); a bulk string in RESP2."""
+
+
+class Map(dict):
+    """A map (RESP3 ``%``); a flat key/value array in RESP2."""
+
+
+class RSet(list):
+    """A set (RESP3 ``~``); an array in RESP2."""
+
+
+class Push(list):
+    """An out-of-band push message (RESP3 ``>``); an array in RESP2."""
+
+
+class NullArray:
+    """The null array: ``*-1`` in RESP2, ``_`` in RESP3."""
+
+
+class ErrorReply(str):
+    """An error, to be embedded in an array (e.g. a transaction's EXEC reply)."""
+
+
+NULL_ARRAY_VALUE = NullArray()
+
+
+def integer(n: int) -> bytes:
+    if -1 <= n <= 10000:
+        return _SMALL_INTS[n + 1]
+    return b":%d\r\n" % n
+
+
+def bulk(value: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def bulk_or_null(value: bytes | None, proto: int) -> bytes:
+    if value is None:
+        return NULL_BULK if proto == 2 else NULL3
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
+
+def null(proto: int) -> bytes:
+    return NULL_BULK if proto == 2 else NULL3
+
+
+def null_array(proto: int) -> bytes:
+    return NULL_ARRAY if proto == 2 else NULL3
+
+
+def simple(text: str | bytes) -> bytes:
+    if isinstance(text, str):
+        text = text.encode()
+    return b"+%s\r\n" % text
+
+
+def error(message: str) -> bytes:
+    """Encode an error; CR/LF inside the text would break framing, so they become spaces."""
+    if "\r" in message or "\n" in message:
+        message = message.replace("\r", " ").replace("\n", " ")
+    return b"-%s\r\n" % message.encode("utf-8", "surrogateescape")
+
+
+def array_of_bulks(items: Iterable[bytes]) -> bytes:
+    parts = [b"$%d\r\n%s\r\n" % (len(v), v) for v in items]
+    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+
+
+def array_of_bulks_or_nulls(items: Iterable[bytes | None], proto: int) -> bytes:
+    nul = NULL_BULK if proto == 2 else NULL3
+    parts = [nul if v is None else b"$%d\r\n%s\r\n" % (len(v), v) for v in items]
+    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+
+
+def array(encoded_items: list[bytes]) -> bytes:
+    """An array whose elements are already encoded."""
+    return b"*%d\r\n%s" % (len(encoded_items), b"".join(encoded_items))
+
+
+def format_double(value: float) -> bytes:
+    """Format a double the way Redis's RESP3 replies do (shortest round-trip form)."""
+    if math.isinf(value):
+        return b"inf" if value > 0 else b"-inf"
+    if math.isnan(value):
+        return b"nan"
+    if value == int(value) and abs(value) < 1e17:
+        return b"%d" % int(value)
+    return repr(value).encode()
+
+
+def encode(value: object, proto: int) -> bytes:
+    """Encode any reply value (see the marker types above) for protocol version ``proto``."""
+    out: list[bytes] = []
+    _encode_into(value, proto, out)
+    return b"".join(out)
+
+
+def _encode_into(value: object, proto: int, out: list[bytes]) -> None:
+    kind = type(value)
+    if kind is bytes:
+        out.append(b"$%d\r\n%s\r\n" % (len(value), value))  # type: ignore[arg-type]
+    elif kind is int:
+        out.append(b":%d\r\n" % value)  # type: ignore[str-format]
+    elif kind is str:
+        data = value.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    elif kind is list or kind is tuple:
+        out.append(b"*%d\r\n" % len(value))  # type: ignore[arg-type]
+        for item in value:  # type: ignore[union-attr]
+            _encode_into(item, proto, out)
+    elif value is None:
+        out.append(NULL_BULK if proto == 2 else NULL3)
+    elif kind is Status:
+        out.append(b"+%s\r\n" % value)  # type: ignore[str-format]
+    elif kind is Map or kind is dict:
+        items = value.items()  # type: ignore[union-attr]
+        if proto == 2:
+            out.append(b"*%d\r\n" % (2 * len(items)))
+        else:
+            out.append(b"%%%d\r\n" % len(items))
+        for key, item in items:
+            _encode_into(key, proto, out)
+            _encode_into(item, proto, out)
+    elif kind is RSet:
+        out.append((b"*%d\r\n" if proto == 2 else b"~%d\r\n") % len(value))  # type: ignore[arg-type]
+        for item in value:  # type: ignore[union-attr]
+            _encode_into(item, proto, out)
+    elif kind is Push:
+        out.append((b"*%d\r\n" if proto == 2 else b">%d\r\n") % len(value))  # type: ignore[arg-type]
+        for item in value:  # type: ignore[union-attr]
+            _encode_into(item, proto, out)
+    elif kind is Double or kind is float:
+        text = format_double(value)  # type: ignore[arg-type]
+        if proto == 2:
+            out.append(b"$%d\r\n%s\r\n" % (len(text), text))
+        else:
+            out.append(b",%s\r\n" % text)
+    elif kind is bool:
+        if proto == 2:
+            out.append(ONE if value else ZERO)
+        else:
+            out.append(b"#t\r\n" if value else b"#f\r\n")
+    elif kind is Verbatim:
+        if proto == 2:
+            out.append(b"$%d\r\n%s\r\n" % (len(value), value))  # type: ignore[arg-type]
+        else:
+            out.append(b"=%d\r\ntxt:%s\r\n" % (len(value) + 4, value))  # type: ignore[arg-type]
+    elif kind is NullArray:
+        out.append(NULL_ARRAY if proto == 2 else NULL3)
+    elif kind is ErrorReply:
+        out.append(error(value))  # type: ignore[arg-type]
+    elif kind is bytearray or kind is memoryview:
+        out.append(b"$%d\r\n%s\r\n" % (len(value), value))  # type: ignore[arg-type]
+    else:
+        raise TypeError(f"cannot encode {kind.__name__} as a reply")

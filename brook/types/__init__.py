@@ -1,0 +1,1 @@
+"""Pure data structures for the value types (no RESP, sockets or clients here)."""

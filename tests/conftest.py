@@ -1,0 +1,259 @@
+"""Fixtures: real server processes on free ports, real clients.
+
+* ``server`` is parametrized: a test that uses it (or ``r``, ``r3``, ``raw``) runs once against
+  Brook and once against ``redis-server`` when it is installed, so any difference in replies or
+  error text is a failing test (the parity suite).
+* ``brook`` is Brook alone, for behaviour Redis has no equivalent of (our config, logs).
+* Every test gets empty databases (FLUSHALL) and default settings for what tests change.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class ServerProcess:
+    """A running server process (Brook or Redis) and how to reach it."""
+
+    kind: str  # "brook" | "redis"
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    version: tuple[int, ...] = (99,)
+    defaults: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1"
+
+    def client(self, **kwargs: object) -> redis.Redis:
+        return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kwargs)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{log_path.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(64).startswith(b"+PONG"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server did not start on port {port}:\n{log_path.read_text()}")
+
+
+def start_brook(tmp: Path, *extra: str, port: int | None = None) -> ServerProcess:
+    port = port or free_port()
+    log_path = tmp / f"brook-{port}.log"
+    handle = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
+    process = subprocess.Popen(
+        [sys.executable, "-m", "brook", "--port", str(port), "--enable-debug-command", "yes", *extra],
+        stdout=handle, stderr=subprocess.STDOUT, cwd=tmp,
+    )
+    wait_for_port(port, process, log_path)
+    return ServerProcess("brook", port, process, log_path)
+
+
+def start_redis(tmp: Path, *extra: str) -> ServerProcess:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise FileNotFoundError("redis-server")
+    port = free_port()
+    log_path = tmp / f"redis-{port}.log"
+    handle = open(log_path, "wb")  # noqa: SIM115
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--enable-debug-command", "yes",
+         *extra],
+        stdout=handle, stderr=subprocess.STDOUT, cwd=tmp,
+    )
+    wait_for_port(port, process, log_path)
+    info = redis.Redis(port=port).info("server")
+    version = tuple(int(x) for x in re.findall(r"\d+", str(info["redis_version"]))[:3])
+    return ServerProcess("redis", port, process, log_path, version=version)
+
+
+@pytest.fixture(scope="session")
+def brook_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    proc = start_brook(tmp_path_factory.mktemp("brook"))
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess | None]:
+    try:
+        proc = start_redis(tmp_path_factory.mktemp("redis"))
+    except FileNotFoundError:
+        yield None
+        return
+    yield proc
+    proc.stop()
+
+
+# Settings that tests may change with CONFIG SET; restored after every test.
+_RESTORED_SETTINGS = ("maxclients", "timeout", "slowlog-log-slower-than", "slowlog-max-len",
+                      "proto-max-bulk-len", "client-query-buffer-limit", "requirepass",
+                      "hash-max-listpack-entries", "hash-max-listpack-value", "hz")
+
+
+def _reset(proc: ServerProcess) -> None:
+    client = proc.client()
+    try:
+        if not proc.defaults:
+            for name in _RESTORED_SETTINGS:
+                proc.defaults.update({k.decode() if isinstance(k, bytes) else k:
+                                      v.decode() if isinstance(v, bytes) else v
+                                      for k, v in client.config_get(name).items()})
+        client.config_set("requirepass", "")
+    except redis.AuthenticationError:
+        client = proc.client(password="pw")
+        client.config_set("requirepass", "")
+    for name, value in proc.defaults.items():
+        client.config_set(name, value)
+    client.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    client.flushall()
+    client.config_resetstat()
+    client.slowlog_reset()
+    client.close()
+
+
+@pytest.fixture(params=["brook", "redis"])
+def server(
+    request: pytest.FixtureRequest,
+    brook_process: ServerProcess,
+    redis_process: ServerProcess | None,
+) -> ServerProcess:
+    """The server under test: each test using it runs against Brook and against real Redis."""
+    if request.param == "redis":
+        if redis_process is None:
+            pytest.skip("redis-server is not installed")
+        proc = redis_process
+        marker = request.node.get_closest_marker("min_redis")
+        if marker is not None and proc.version < tuple(marker.args):
+            pytest.skip(f"needs Redis >= {marker.args}, have {proc.version}")
+    else:
+        proc = brook_process
+    if request.node.get_closest_marker("brook_only") and proc.kind != "brook":
+        pytest.skip("Brook-specific behaviour")
+    _reset(proc)
+    return proc
+
+
+@pytest.fixture
+def brook(brook_process: ServerProcess) -> ServerProcess:
+    """Brook alone (for behaviour that has no Redis counterpart)."""
+    _reset(brook_process)
+    return brook_process
+
+
+@pytest.fixture
+def r(server: ServerProcess) -> Iterator[redis.Redis]:
+    """A redis-py client (RESP2) that returns bytes."""
+    client = server.client()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def r3(server: ServerProcess) -> Iterator[redis.Redis]:
+    """A redis-py client speaking RESP3."""
+    client = server.client(protocol=3)
+    yield client
+    client.close()
+
+
+class RawConnection:
+    """A plain socket, for checking exact bytes on the wire."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+
+    def send(self, payload: bytes) -> None:
+        self.sock.sendall(payload)
+
+    def read(self, until: bytes | None = None, timeout: float = 0.5) -> bytes:
+        """Read until ``until`` has arrived, the peer closes (b"<CLOSED>" is appended) or
+        ``timeout`` passes without data."""
+        self.sock.settimeout(timeout)
+        data = b""
+        try:
+            while until is None or until not in data:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    return data + b"<CLOSED>"
+                data += chunk
+        except (TimeoutError, socket.timeout):
+            pass
+        except ConnectionResetError:
+            return data + b"<CLOSED>"
+        return data
+
+    def request(self, payload: bytes, until: bytes | None = None, timeout: float = 0.5) -> bytes:
+        self.send(payload)
+        return self.read(until, timeout)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def raw(server: ServerProcess) -> Iterator[RawConnection]:
+    conn = RawConnection(server.port)
+    yield conn
+    conn.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "min_redis(*version): skip the real-Redis run below this version")
+    config.addinivalue_line("markers", "brook_only: run only against Brook")
+
+
+def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run the real redis-cli against a server."""
+    binary = shutil.which("redis-cli")
+    if binary is None:
+        pytest.skip("redis-cli is not installed")
+    return subprocess.run(
+        [binary, "-p", str(port), *args], input=stdin, capture_output=True, timeout=30
+    )
+
+
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
