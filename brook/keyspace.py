@@ -22,8 +22,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from brook.connection import Client
 
-# Python type of a stored value -> the name TYPE replies.
-TYPE_NAMES: dict[type, str] = {bytes: "string", bytearray: "string", dict: "hash"}
+# Per value type (the Python class of a stored value), registered by the module that owns it:
+# the name TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
+TYPE_NAMES: dict[type, str] = {bytes: "string", bytearray: "string"}
+ENCODINGS: dict[type, Callable[[object], str]] = {}
+COPIERS: dict[type, Callable[[object], object]] = {bytes: lambda value: value}
 
 
 def now_ms() -> int:
@@ -55,6 +58,20 @@ class Database:
             if deadline is not None and deadline <= now_ms():
                 self.expire_key(key)
                 return None
+        return value
+
+    def lookup_read(self, key: bytes) -> object | None:
+        """:meth:`lookup` for read commands: counts keyspace hits and misses (INFO stats)."""
+        value = self.data.get(key)
+        if value is not None and self.expires:
+            deadline = self.expires.get(key)
+            if deadline is not None and deadline <= now_ms():
+                self.expire_key(key)
+                value = None
+        if value is None:
+            self.keyspace.misses += 1
+        else:
+            self.keyspace.hits += 1
         return value
 
     def exists(self, key: bytes) -> bool:
@@ -198,6 +215,8 @@ class Keyspace:
 
     def __init__(self, count: int) -> None:
         self.expired_keys = 0
+        self.hits = 0
+        self.misses = 0
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
         self.on_flush: list[Callable[[], None]] = []

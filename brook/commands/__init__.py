@@ -11,7 +11,9 @@ FAMILIES = (
     "transactions",
     "introspection",
     "server",
+    "clients",
     "keys",
+    "scan",
     "strings",
     "hashes",
 )

@@ -1,0 +1,1 @@
+"""CLIENT commands (being written)."""

@@ -1,0 +1,1 @@
+"""SCAN family (being written)."""
