@@ -45,6 +45,8 @@ def authenticate(client: Client, username: bytes, password: bytes) -> None:
 def ping(client: Client, args: list[bytes]) -> bytes:
     if len(args) == 1:
         return resp.PONG
+    if len(args) > 2:  # arity is -1 in the table, as in Redis, which checks the maximum here
+        raise CommandError("ERR wrong number of arguments for 'ping' command")
     return resp.bulk(args[1])
 
 

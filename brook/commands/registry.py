@@ -68,7 +68,7 @@ class Command:
         "allowed_unauthenticated",
         "allowed_in_pubsub",
         "calls",
-        "usec",
+        "seconds",
         "rejected_calls",
         "failed_calls",
     )
@@ -112,7 +112,7 @@ class Command:
         self.allowed_unauthenticated = "no-auth" in flags
         self.allowed_in_pubsub = False
         self.calls = 0
-        self.usec = 0
+        self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0
         self.failed_calls = 0
 
@@ -124,7 +124,8 @@ class Command:
         return list(range(self.first_key, min(last, argc - 1) + 1, self.key_step))
 
     def reset_stats(self) -> None:
-        self.calls = self.usec = self.rejected_calls = self.failed_calls = 0
+        self.calls = self.rejected_calls = self.failed_calls = 0
+        self.seconds = 0.0
         for sub in self.subcommands.values():
             sub.reset_stats()
 

@@ -37,7 +37,7 @@ def parse_strict_int(digits: bytes) -> int | None:
 
 
 _ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
-_SPACES = b" \n\r\t\v\f\x00"
+_SPACES = b" \n\r\t\v\f"
 _HEX = b"0123456789abcdefABCDEF"
 
 
@@ -47,6 +47,10 @@ def split_inline_args(line: bytes) -> list[bytes] | None:
     Returns None for unbalanced quotes, which Redis reports as a protocol error.
     """
     args: list[bytes] = []
+    # Redis splits a C string: a NUL byte ends the line (and so leaves a quote unbalanced).
+    nul = line.find(b"\x00")
+    if nul >= 0:
+        line = line[:nul]
     i, n = 0, len(line)
     while True:
         while i < n and line[i] in b" \n\r\t\v\f":
@@ -142,10 +146,14 @@ class RequestParser:
         """True when no byte is buffered, so the caller may switch back to its fast path."""
         return self.pos == len(self.buf) and self._args is None
 
-    def next_request(self, max_bulk_len: int, auth_required: bool) -> list[bytes] | None:
+    def next_request(
+        self, max_bulk_len: int, auth_required: bool, keep_empty: bool = False
+    ) -> list[bytes] | None:
         """The next complete request, or None when more input is needed.
 
-        Empty requests (``*0``, ``*-1``, blank inline lines) are skipped, as Redis does.
+        Empty requests (``*0``, ``*-1``, blank inline lines) are skipped, as Redis does, unless
+        ``keep_empty`` asks for an empty multibulk to be returned as ``[]`` (to step over
+        requests one by one, as hiredis counts them).
         Raises :class:`ProtocolError` with Redis's text for malformed input.
         """
         buf = self.buf
@@ -163,6 +171,8 @@ class RequestParser:
                 if not self._multibulk_header(auth_required):
                     return None
                 if self._args is None:
+                    if keep_empty:
+                        return []
                     continue  # an empty multibulk: nothing to run
             request = self._bulks(max_bulk_len, auth_required)
             if request is None:
@@ -171,7 +181,10 @@ class RequestParser:
 
     def _inline(self) -> list[bytes] | None:
         buf = self.buf
-        newline = buf.find(b"\n", self.pos)
+        # Redis looks for the newline with strchr, which stops at a NUL byte: a NUL before the
+        # newline leaves the request incomplete until it grows past the inline limit.
+        nul = buf.find(b"\x00", self.pos)
+        newline = buf.find(b"\n", self.pos, nul if nul >= 0 else len(buf))
         if newline < 0:
             if len(buf) - self.pos > INLINE_MAX_SIZE:
                 raise ProtocolError("too big inline request")

@@ -1,0 +1,241 @@
+"""The wire protocol: inline commands, pipelining, split reads, RESP3, protocol errors.
+
+The byte-level tests run against Brook and real Redis (``raw`` is parametrized), so every reply
+and error text is checked for parity. The fuzz tests feed arbitrary bytes to the request parser
+and to the live server: nothing may escape the connection or stop the server.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import hiredis
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brook.protocol.requests import ProtocolError, RequestParser, split_inline_args
+from tests.conftest import RawConnection
+
+
+def encode(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+# -- inline commands and pipelining ---------------------------------------------------------
+
+
+def test_inline_commands(raw):
+    assert raw.request(b"PING\r\n") == b"+PONG\r\n"
+    assert raw.request(b"ECHO hello\n") == b"$5\r\nhello\r\n"
+    assert raw.request(b'ECHO "a b\\x41\\n"\r\n') == b"$5\r\na bA\n\r\n"
+    assert raw.request(b"ECHO 'it\\'s'\r\n") == b"$4\r\nit's\r\n"
+    assert raw.request(b'ECHO "\\x41\\x4g"\r\n') == b"$4\r\nAx4g\r\n"
+    assert raw.request(b"\r\n\r\n   \r\nPING\r\n") == b"+PONG\r\n"
+
+
+def test_inline_and_multibulk_mixed_in_one_read(raw):
+    payload = b"PING\r\n" + encode(b"ECHO", b"x") + b"ECHO y\r\n" + encode(b"PING")
+    assert raw.request(payload, until=b"+PONG\r\n$1\r\nx\r\n$1\r\ny\r\n+PONG\r\n") == (
+        b"+PONG\r\n$1\r\nx\r\n$1\r\ny\r\n+PONG\r\n"
+    )
+
+
+def test_pipeline_replies_in_order(raw):
+    payload = b"".join(encode(b"ECHO", b"%d" % i) for i in range(500))
+    expected = b"".join(b"$%d\r\n%d\r\n" % (len(b"%d" % i), i) for i in range(500))
+    assert raw.request(payload, until=expected) == expected
+
+
+def test_requests_split_byte_by_byte(server):
+    conn = RawConnection(server.port)
+    payload = encode(b"ECHO", b"hello") + b"PING\r\n" + encode(b"ECHO", b"a\r\nb") + encode(b"PING")
+    for i in range(len(payload)):
+        conn.send(payload[i : i + 1])
+        time.sleep(0.001)
+    expected = b"$5\r\nhello\r\n+PONG\r\n$4\r\na\r\nb\r\n+PONG\r\n"
+    assert conn.read(until=expected) == expected
+    conn.close()
+
+
+def test_request_split_at_element_boundary(server):
+    conn = RawConnection(server.port)
+    conn.send(b"*2\r\n$4\r\nECHO\r\n")
+    time.sleep(0.05)
+    conn.send(b"$3\r\nabc\r\n")
+    assert conn.read(until=b"abc\r\n") == b"$3\r\nabc\r\n"
+    conn.close()
+
+
+def test_large_value_in_many_reads(server):
+    value = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    conn = RawConnection(server.port)
+    payload = encode(b"ECHO", value)
+    for start in range(0, len(payload), 7000):
+        conn.send(payload[start : start + 7000])
+    expected = b"$%d\r\n%s\r\n" % (len(value), value)
+    assert conn.read(until=expected, timeout=5) == expected
+    conn.close()
+
+
+def test_empty_multibulk_is_ignored(raw):
+    assert raw.request(b"*0\r\n*-1\r\nPING\r\n") == b"+PONG\r\n"
+
+
+# -- protocol errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("payload", "error"),
+    [
+        (b"*1\r\n:5\r\n", b"expected '$', got ':'"),
+        (b"*1\r\n+PING\r\n", b"expected '$', got '+'"),
+        (b"*abc\r\n", b"invalid multibulk length"),
+        (b"*3000000000\r\n", b"invalid multibulk length"),
+        (b"*1\r\n$abc\r\n", b"invalid bulk length"),
+        (b"*1\r\n$-1\r\n", b"invalid bulk length"),
+        (b"*1\r\n$04\r\nPING\r\n", b"invalid bulk length"),
+        (b"*1\r\n$9999999999999\r\n", b"invalid bulk length"),
+        (b'SET a "b\r\n', b"unbalanced quotes in request"),
+        (b"ECHO 'a'b\r\n", b"unbalanced quotes in request"),
+    ],
+)
+def test_protocol_errors_close_the_connection(server, payload, error):
+    conn = RawConnection(server.port)
+    reply = conn.request(payload, timeout=2, until=b"<CLOSED>")
+    assert reply.endswith(b"-ERR Protocol error: " + error + b"\r\n<CLOSED>")
+    conn.close()
+    # Everyone else is still served.
+    other = RawConnection(server.port)
+    assert other.request(b"PING\r\n") == b"+PONG\r\n"
+    other.close()
+
+
+def test_commands_before_a_protocol_error_are_answered(raw):
+    reply = raw.request(b"PING\r\n" + encode(b"ECHO", b"ok") + b"*1\r\n$x\r\n", until=b"<CLOSED>")
+    assert reply == b"+PONG\r\n$2\r\nok\r\n-ERR Protocol error: invalid bulk length\r\n<CLOSED>"
+
+
+def test_nul_byte_keeps_an_inline_request_incomplete(raw):
+    assert raw.request(b"ECHO a\x00b\r\nPING\r\n", timeout=0.3) == b""
+    reply = raw.request(b"A" * (64 * 1024 + 10), until=b"<CLOSED>", timeout=2)
+    assert reply == b"-ERR Protocol error: too big inline request\r\n<CLOSED>"
+
+
+def test_too_big_inline_request(raw):
+    reply = raw.request(b"A" * (64 * 1024 + 10), until=b"<CLOSED>", timeout=2)
+    assert reply == b"-ERR Protocol error: too big inline request\r\n<CLOSED>"
+
+
+def test_too_big_mbulk_count_string(raw):
+    reply = raw.request(b"*" + b"1" * (64 * 1024 + 10), until=b"<CLOSED>", timeout=2)
+    assert reply == b"-ERR Protocol error: too big mbulk count string\r\n<CLOSED>"
+
+
+def test_unknown_command_and_arity_errors(raw):
+    assert raw.request(b"foo\r\n") == b"-ERR unknown command 'foo', with args beginning with: \r\n"
+    assert raw.request(encode(b"FooBar", b"a" * 200, b"b")) == (
+        b"-ERR unknown command 'FooBar', with args beginning with: '"
+        + b"a" * 128 + b"' \r\n"
+    )
+    assert raw.request(encode(b"x", b"a\r\nb")) == (
+        b"-ERR unknown command 'x', with args beginning with: 'a  b' \r\n"
+    )
+    assert raw.request(b"ECHO\r\n") == b"-ERR wrong number of arguments for 'echo' command\r\n"
+    assert raw.request(b"PiNg a b\r\n") == b"-ERR wrong number of arguments for 'ping' command\r\n"
+
+
+def test_subcommand_errors(raw):
+    assert raw.request(b"CONFIG\r\n") == b"-ERR wrong number of arguments for 'config' command\r\n"
+    assert raw.request(b"CONFIG foo\r\n") == b"-ERR unknown subcommand 'foo'. Try CONFIG HELP.\r\n"
+    assert raw.request(b"CONFIG GET\r\n") == (
+        b"-ERR wrong number of arguments for 'config|get' command\r\n"
+    )
+    assert raw.request(b"config|get x\r\n") == (
+        b"-ERR unknown command 'config|get', with args beginning with: 'x' \r\n"
+    )
+
+
+# -- RESP3 -----------------------------------------------------------------------------------------
+
+
+def test_resp3_after_hello(raw):
+    hello = raw.request(b"HELLO 3\r\n")
+    assert hello.startswith(b"%7\r\n$6\r\nserver\r\n")
+    assert raw.request(b"GET missing\r\n") == b"_\r\n"
+    assert raw.request(b"HELLO 2\r\n").startswith(b"*14\r\n")
+    assert raw.request(b"GET missing\r\n") == b"$-1\r\n"
+
+
+# -- the exact parser on its own (no I/O) --------------------------------------------------------
+
+
+def test_inline_splitting_matches_sdssplitargs():
+    assert split_inline_args(b"  a  b\tc ") == [b"a", b"b", b"c"]
+    assert split_inline_args(b'"a\\tb" \'c d\'') == [b"a\tb", b"c d"]
+    assert split_inline_args(b'"\\x41\\x4g"') == [b"Ax4g"]  # a bad \\x escape keeps the x
+    assert split_inline_args(b'"unterminated') is None
+    assert split_inline_args(b'"a"b') is None
+    assert split_inline_args(b"") == []
+
+
+@given(st.lists(st.lists(st.binary(max_size=40), min_size=1, max_size=6), min_size=1, max_size=8),
+       st.integers(min_value=1, max_value=50))
+def test_exact_parser_agrees_with_hiredis_on_valid_requests(requests, chunk):
+    payload = b"".join(encode(*request) for request in requests)
+    parser = RequestParser()
+    parsed = []
+    for start in range(0, len(payload), chunk):
+        parser.feed(payload[start : start + chunk])
+        while (request := parser.next_request(1 << 40, False)) is not None:
+            parsed.append(request)
+    reader = hiredis.Reader()
+    reader.feed(payload)
+    expected = []
+    while (request := reader.gets()) is not False:
+        expected.append(request)
+    assert parsed == expected == requests
+    assert parser.is_idle()
+
+
+@given(st.binary(max_size=300))
+def test_exact_parser_never_fails_other_than_protocol_error(data):
+    parser = RequestParser()
+    parser.feed(data)
+    try:
+        while parser.next_request(1 << 20, False) is not None:
+            pass
+    except ProtocolError:
+        pass
+
+
+_resp_fragments = st.sampled_from(
+    [b"*", b"$", b":", b"+", b"-", b"\r\n", b"\n", b"1", b"3", b"-1", b"0", b"PING", b"ECHO",
+     b"SET", b"GET", b"a", b'"', b"'", b"\\", b" ", b"\x00", b"99999999", b"*2\r\n", b"$4\r\n"]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(st.one_of(st.lists(_resp_fragments, max_size=12).map(b"".join),
+                                 st.binary(max_size=64)), min_size=1, max_size=5))
+def test_fuzzed_input_never_stops_the_server(brook, chunks):
+    conn = socket.create_connection(("127.0.0.1", brook.port), timeout=2)
+    try:
+        for chunk in chunks:
+            try:
+                conn.sendall(chunk)
+            except OSError:  # the server closed it after a protocol error
+                break
+        conn.settimeout(0.02)
+        try:
+            while conn.recv(65536):
+                pass
+        except (TimeoutError, OSError):
+            pass
+    finally:
+        conn.close()
+    check = socket.create_connection(("127.0.0.1", brook.port), timeout=2)
+    check.sendall(b"PING\r\n")
+    assert check.recv(64) == b"+PONG\r\n"
+    check.close()
