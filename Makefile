@@ -35,7 +35,7 @@ bench: $(STAMP) redis
 
 ## Regenerate docs/commands.md from the command declarations.
 docs: $(STAMP)
-	$(BIN)/python -m brook.commands.introspection > docs/commands.md
+	$(BIN)/python -m brook.docs > docs/commands.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -314,7 +314,6 @@ class Client(asyncio.Protocol):
 
     def execute(self, args: list[bytes]) -> bytes | None:
         """Run one request with every check of Redis's processCommand; returns the reply."""
-        server = self.server
         cmd = self.table.get(args[0]) if type(args[0]) is bytes else None
         if cmd is None and type(args[0]) is bytes:
             cmd = self.table.get(args[0].lower())
@@ -359,7 +358,7 @@ class Client(asyncio.Protocol):
     def call(self, cmd: Command, args: list[bytes]) -> bytes:
         """Run a command that passed every check (also used by EXEC for queued commands)."""
         server = self.server
-        if server.monitors and "skip-monitor" not in cmd.flags:
+        if server.monitors and "skip_monitor" not in cmd.flags:
             server.feed_monitors(self, args)
         self.last_command = cmd.fullname
         started = _perf()

@@ -39,7 +39,7 @@ def authenticate(client: Client, username: bytes, password: bytes) -> None:
 
 
 @command(
-    "ping", arity=-1, flags="fast sentinel", acl="@fast @connection", group="connection",
+    "ping", arity=-1, flags="fast", acl="@fast @connection", group="connection",
     summary="Returns the server's liveliness response.", syntax="[message]",
 )
 def ping(client: Client, args: list[bytes]) -> bytes:
@@ -51,7 +51,7 @@ def ping(client: Client, args: list[bytes]) -> bytes:
 
 
 @command(
-    "echo", arity=2, flags="fast", acl="@fast @connection", group="connection",
+    "echo", arity=2, flags="fast loading stale", acl="@fast @connection", group="connection",
     summary="Returns the given string.", syntax="message",
 )
 def echo(client: Client, args: list[bytes]) -> bytes:
@@ -81,7 +81,7 @@ def select(client: Client, args: list[bytes]) -> bytes:
 
 
 @command(
-    "auth", arity=-2, flags="noscript loading stale fast no-auth sentinel allow-busy skip-monitor",
+    "auth", arity=-2, flags="noscript loading stale fast no-auth allow-busy",
     acl="@fast @connection", group="connection", since="1.0.0",
     summary="Authenticates the connection.", syntax="[username] password",
 )
@@ -99,7 +99,7 @@ def auth(client: Client, args: list[bytes]) -> bytes:
 
 
 @command(
-    "hello", arity=-1, flags="noscript loading stale fast no-auth sentinel allow-busy skip-monitor",
+    "hello", arity=-1, flags="noscript loading stale fast no-auth allow-busy",
     acl="@fast @connection", group="connection", since="6.0.0",
     summary="Handshakes with the Redis server.",
     syntax="[protover [AUTH username password] [SETNAME clientname]]",

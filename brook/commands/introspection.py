@@ -1,22 +1,28 @@
-"""COMMAND and its subcommands, plus the generator of ``docs/commands.md``.
+"""COMMAND and its subcommands.
 
-Both read the declarations in the command table, so what ``redis-cli`` shows as hints, what
+They read the declarations in the command table, so what ``redis-cli`` shows as hints, what
 ``COMMAND INFO`` reports and what the documentation lists are the same facts.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import sys
 from typing import TYPE_CHECKING, Any
 
-from brook.commands.registry import COMMANDS, Command, CommandError, command, container, syntax_arguments
+from brook.commands.registry import (
+    COMMANDS,
+    Command,
+    CommandError,
+    command,
+    container,
+    syntax_arguments,
+)
 from brook.protocol import resp
 
 if TYPE_CHECKING:
     from brook.connection import Client
 
-_HIDDEN_FLAGS = {"skip-monitor", "no-multi"}
+_HIDDEN_FLAGS: set[str] = set()
 
 
 def _key_specs(cmd: Command) -> list[Any]:
@@ -109,9 +115,10 @@ def _command_root(client: Client, args: list[bytes]) -> bytes:
     return resp.encode([command_info(c) for c in COMMANDS.values()], client.protocol)
 
 
-# COMMAND without a subcommand lists everything: it is the container's own handler.
+# COMMAND without a subcommand lists everything: it is the container's own handler. With more
+# arguments the arity check fails on the fast path, so the dispatcher resolves the subcommand.
 COMMANDS["command"].handler = _command_root
-COMMANDS["command"].max_args = 1 << 30
+COMMANDS["command"].max_args = 1
 
 
 @command("command|count", arity=2, flags="loading stale", acl="@slow @connection",
@@ -161,7 +168,7 @@ def command_list(client: Client, args: list[bytes]) -> bytes:
         everything.append(cmd)
         everything.extend(cmd.subcommands.values())
     if len(args) == 2:
-        return resp.array_of_bulks(c.fullname.encode() for c in COMMANDS.values())
+        return resp.array_of_bulks(c.fullname.encode() for c in everything)
     if len(args) != 5 or args[2].lower() != b"filterby":
         raise CommandError("ERR syntax error")
     kind, value = args[3].lower(), args[4].decode("utf-8", "replace")
@@ -187,11 +194,13 @@ def command_getkeys(client: Client, args: list[bytes]) -> bytes:
     request = args[2:]
     if target.subcommands and len(request) > 1:
         target = target.subcommands.get(request[1].lower(), target)
+    if target.first_key <= 0:
+        raise CommandError("ERR The command has no key arguments")
     if not target.min_args <= len(request) <= target.max_args:
         raise CommandError("ERR Invalid number of arguments specified for command")
     positions = target.key_positions(len(request))
     if not positions:
-        raise CommandError("ERR The command has no key arguments")
+        raise CommandError("ERR Invalid arguments specified for command")
     return resp.array_of_bulks(request[i] for i in positions)
 
 
@@ -227,45 +236,3 @@ def help_reply(lines: list[str]) -> bytes:
          since="5.0.0", summary="Returns helpful text about the different subcommands.", syntax="")
 def command_help(client: Client, args: list[bytes]) -> bytes:
     return help_reply(_COMMAND_HELP)
-
-
-# ---------------------------------------------------------------------------------------------
-# docs/commands.md
-# ---------------------------------------------------------------------------------------------
-
-
-def render_commands_markdown() -> str:
-    """Every supported command with its syntax, grouped as Redis groups them."""
-    from brook import commands
-
-    commands.load_all()
-    groups: dict[str, list[Command]] = {}
-    for cmd in COMMANDS.values():
-        groups.setdefault(cmd.group, []).append(cmd)
-    lines = [
-        "# Supported commands",
-        "",
-        "Generated from the command declarations by `python -m brook.commands.introspection`;",
-        "do not edit by hand. Syntax follows the Redis documentation: `[x]` optional, `a | b`",
-        "alternatives, `...` repetition.",
-        "",
-    ]
-    for group in sorted(groups):
-        lines.append(f"## {group}")
-        lines.append("")
-        lines.append("| command | syntax | since | summary |")
-        lines.append("|---|---|---|---|")
-        for cmd in sorted(groups[group], key=lambda c: c.name):
-            entries = [cmd] if cmd.handler is not None or not cmd.subcommands else []
-            entries += sorted(cmd.subcommands.values(), key=lambda c: c.name)
-            for entry in entries:
-                shown = entry.fullname.replace("|", " ").upper()
-                syntax = f"`{shown} {entry.syntax}`".replace(" `", "`") if entry.syntax else f"`{shown}`"
-                syntax = syntax.replace("|", "\\|")
-                lines.append(f"| {shown} | {syntax} | {entry.since} | {entry.summary} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.stdout.write(render_commands_markdown())

@@ -108,8 +108,8 @@ class Command:
         self.parent = parent
         self.is_write = "write" in flags
         self.is_blocking = "blocking" in flags
-        self.allowed_in_multi = "no-multi" not in flags
-        self.allowed_unauthenticated = "no-auth" in flags
+        self.allowed_in_multi = "no_multi" not in flags
+        self.allowed_unauthenticated = "no_auth" in flags
         self.allowed_in_pubsub = False
         self.calls = 0
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
@@ -184,7 +184,8 @@ def _add(
 ) -> Command:
     parent_name, _, sub_name = name.partition("|")
     categories = tuple(acl.split())
-    flag_tuple = tuple(flags.split())
+    # Redis spells flags with underscores (no_auth, allow_busy); accept either spelling.
+    flag_tuple = tuple(flag.replace("-", "_") for flag in flags.split())
     if sub_name:
         parent = COMMANDS[parent_name]
         cmd = Command(

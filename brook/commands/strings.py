@@ -1,1 +1,825 @@
-"""strings commands (being written)."""
+"""String commands: GET/SET and friends, counters, ranges.
+
+A string value is ``bytes`` as received from the client. APPEND and SETRANGE change a value in
+place, so they store a ``bytearray`` (amortized O(1) appends; Redis then reports encoding
+``raw``). OBJECT ENCODING is derived from the value as Redis's ``tryObjectEncoding`` decides it.
+
+GET, SET, INCR and MSET are the benchmarked commands: they read ``db.data``/``db.expires``
+directly and avoid helper layers, while keeping the exact semantics of the general paths (TTL
+dropped by SET, WATCH signalled through ``db.touch``, keyspace hits/misses, ``server.dirty``).
+
+INCRBYFLOAT computes in C ``long double`` (x87 80-bit: 64-bit significand) and prints with
+``%.17Lf``, so results like ``10.5 + 0.1 -> 10.6`` come out as Redis prints them; that arithmetic
+is emulated exactly with rationals below (also used by HINCRBYFLOAT).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from brook import keyspace
+from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
+from brook.commands.registry import (
+    INVALID_EXPIRE,
+    NOT_FLOAT,
+    NOT_INTEGER,
+    SYNTAX_ERROR,
+    WRONGTYPE,
+    CommandError,
+    command,
+)
+from brook.keyspace import now_ms
+from brook.protocol import resp
+from brook.protocol.requests import parse_strict_int
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+    from brook.keyspace import Database
+
+OK = resp.OK
+NULL_BULK = resp.NULL_BULK
+NULL3 = resp.NULL3
+EMPTY_BULK = resp.EMPTY_BULK
+
+OVERFLOW = "ERR increment or decrement would overflow"
+NAN_OR_INFINITY = "ERR increment would produce NaN or Infinity"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Value registries: OBJECT ENCODING and COPY for strings.
+# ---------------------------------------------------------------------------------------------
+
+
+def string_encoding(value: object) -> str:
+    """Redis's encoding of a string: ``int`` for canonical 64-bit integers (at most 20 bytes),
+    ``embstr`` up to 44 bytes, ``raw`` beyond, and always ``raw`` once modified in place."""
+    if type(value) is bytearray:
+        return "raw"
+    size = len(value)  # type: ignore[arg-type]
+    if size <= 20 and parse_strict_int(value) is not None:  # type: ignore[arg-type]
+        return "int"
+    return "embstr" if size <= 44 else "raw"
+
+
+keyspace.ENCODINGS[bytes] = string_encoding
+keyspace.ENCODINGS[bytearray] = string_encoding
+keyspace.COPIERS[bytearray] = bytearray  # a copy must not share a mutable value
+
+
+def string_value(db: Database, key: bytes, counted: bool = False) -> bytes | bytearray | None:
+    """The live string at ``key`` (None if missing); WRONGTYPE for any other type.
+
+    ``counted`` is for read commands: they count keyspace hits and misses as Redis's
+    ``lookupKeyRead`` does (a key of the wrong type counts as a hit)."""
+    value = db.lookup_read(key) if counted else db.lookup(key)
+    if value is None:
+        return None
+    kind = type(value)
+    if kind is bytes or kind is bytearray:
+        return value  # type: ignore[return-value]
+    raise CommandError(WRONGTYPE)
+
+
+def _forget_ttl(db: Database, key: bytes) -> None:
+    """Drop a key's TTL before overwriting it; a TTL already due counts as an expiry, as
+    Redis's lookupKeyWrite expires the old key before SET replaces it."""
+    deadline = db.expires.pop(key, None)
+    if deadline is not None and deadline <= now_ms():
+        db.keyspace.expired_keys += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# GET / SET: the hot paths.
+# ---------------------------------------------------------------------------------------------
+
+
+@command(
+    "get", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @string @fast",
+    group="string", summary="Returns the string value of a key.", syntax="key",
+)
+def get(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    value = db.data.get(key)
+    if value is not None and db.expires:
+        deadline = db.expires.get(key)
+        if deadline is not None and deadline <= now_ms():
+            db.expire_key(key)
+            value = None
+    if value is None:
+        db.keyspace.misses += 1
+        return NULL_BULK if client.protocol == 2 else NULL3
+    db.keyspace.hits += 1
+    kind = type(value)
+    if kind is bytes or kind is bytearray:
+        return b"$%d\r\n%s\r\n" % (len(value), value)  # type: ignore[arg-type]
+    raise CommandError(WRONGTYPE)
+
+
+@command(
+    "set", arity=-3, flags="write denyoom", keys=(1, 1, 1), acl="@write @string @slow",
+    group="string",
+    summary="Sets the string value of a key, ignoring its type. The key is created if it "
+    "doesn't exist.",
+    syntax="key value [NX | XX] [GET] [EX seconds | PX milliseconds | "
+    "EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]",
+)
+def set_(client: Client, args: list[bytes]) -> bytes:
+    if len(args) != 3:
+        return _set_with_options(client, args)
+    db = client.db
+    key = args[1]
+    db.data[key] = args[2]
+    if db.expires:
+        _forget_ttl(db, key)
+    if db.field_indexes:
+        db.field_indexes.pop(key, None)  # an HSCAN index of a hash this SET replaces
+    if db.watchers:
+        db.touch(key)
+    client.server.dirty += 1
+    return OK
+
+
+# Option flags of SET and GETEX, as Redis's OBJ_SET_* / OBJ_* bits.
+_NX, _XX, _GET, _KEEPTTL, _PERSIST = 1, 2, 4, 8, 16
+_EX, _PX, _EXAT, _PXAT = 32, 64, 128, 256
+_SECONDS_UNIT = _EX | _EXAT
+_RELATIVE = _EX | _PX
+# For each expiry option: the options it cannot be combined with.
+_EXPIRY_OPTIONS = {
+    b"ex": (_EX, _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT),
+    b"px": (_PX, _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT),
+    b"exat": (_EXAT, _KEEPTTL | _PERSIST | _EX | _PX | _PXAT),
+    b"pxat": (_PXAT, _KEEPTTL | _PERSIST | _EX | _EXAT | _PX),
+}
+_ANY_EXPIRY = _EX | _PX | _EXAT | _PXAT
+
+
+def parse_extended_options(args: list[bytes], first: int, for_set: bool) -> tuple[int, bytes | None]:
+    """SET's and GETEX's options, accepted and rejected exactly as Redis's
+    ``parseExtendedStringArgumentsOrReply`` does (a repeated EX simply wins, NX with XX or
+    EX with PX is a syntax error...). Returns the flags and the expiry argument."""
+    flags = 0
+    expire: bytes | None = None
+    position = first
+    count = len(args)
+    while position < count:
+        # Redis compares C strings: an option is only read up to an embedded NUL.
+        option = args[position].split(b"\0", 1)[0].lower()
+        if option == b"nx" and for_set and not flags & _XX:
+            flags |= _NX
+        elif option == b"xx" and for_set and not flags & _NX:
+            flags |= _XX
+        elif option == b"get" and for_set:
+            flags |= _GET
+        elif option == b"keepttl" and for_set and not flags & (_PERSIST | _ANY_EXPIRY):
+            flags |= _KEEPTTL
+        elif option == b"persist" and not for_set and not flags & (_ANY_EXPIRY | _KEEPTTL):
+            flags |= _PERSIST
+        elif option in _EXPIRY_OPTIONS and position + 1 < count:
+            flag, conflicts = _EXPIRY_OPTIONS[option]
+            if flags & conflicts:
+                raise CommandError(SYNTAX_ERROR)
+            flags |= flag
+            expire = args[position + 1]
+            position += 1
+        else:
+            raise CommandError(SYNTAX_ERROR)
+        position += 1
+    return flags, expire
+
+
+def expire_deadline(arg: bytes, flags: int, command_name: str) -> int:
+    """The absolute deadline in ms of an expiry argument (Redis's getExpireMillisecondsOrReply:
+    non-positive values and overflows are "invalid expire time")."""
+    amount = parse_int(arg)
+    invalid = INVALID_EXPIRE.format(command_name)
+    if amount <= 0 or (flags & _SECONDS_UNIT and amount > LONG_MAX // 1000):
+        raise CommandError(invalid)
+    if flags & _SECONDS_UNIT:
+        amount *= 1000
+    if flags & _RELATIVE:
+        amount += now_ms()
+        if amount > LONG_MAX:  # Redis's signed addition wraps negative here
+            raise CommandError(invalid)
+    return amount
+
+
+def _set_with_options(client: Client, args: list[bytes]) -> bytes:
+    flags, expire = parse_extended_options(args, 3, for_set=True)
+    deadline = expire_deadline(expire, flags, "set") if expire is not None else None
+    db = client.db
+    key = args[1]
+    reply = OK
+    if flags & _GET:
+        old = string_value(db, key, counted=True)
+        reply = resp.bulk_or_null(old, client.protocol)
+        found = old is not None
+    else:
+        found = db.lookup(key) is not None
+    if (flags & _NX and found) or (flags & _XX and not found):
+        return reply if flags & _GET else resp.null(client.protocol)
+    db.set(key, args[2], keep_ttl=bool(flags & _KEEPTTL))
+    if deadline is not None:
+        db.set_expire(key, deadline)
+    client.server.dirty += 1
+    return reply
+
+
+@command(
+    "setnx", arity=3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string", summary="Set the string value of a key only when the key doesn't exist.",
+    syntax="key value",
+)
+def setnx(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    if db.lookup(args[1]) is not None:
+        return resp.ZERO
+    db.set(args[1], args[2])
+    client.server.dirty += 1
+    return resp.ONE
+
+
+def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) -> bytes:
+    """SETEX and PSETEX: ``key amount value``."""
+    deadline = expire_deadline(args[2], unit_flag, name)
+    db = client.db
+    key = args[1]
+    db.lookup(key)  # an expired previous value counts as expired, as in Redis
+    db.set(key, args[3])
+    db.set_expire(key, deadline)
+    client.server.dirty += 1
+    return OK
+
+
+@command(
+    "setex", arity=4, flags="write denyoom", keys=(1, 1, 1), acl="@write @string @slow",
+    group="string", since="2.0.0",
+    summary="Sets the string value and expiration time of a key. Creates the key if it doesn't "
+    "exist.",
+    syntax="key seconds value",
+)
+def setex(client: Client, args: list[bytes]) -> bytes:
+    return _set_expiring(client, args, _EX, "setex")
+
+
+@command(
+    "psetex", arity=4, flags="write denyoom", keys=(1, 1, 1), acl="@write @string @slow",
+    group="string", since="2.6.0",
+    summary="Sets both string value and expiration time in milliseconds of a key. The key is "
+    "created if it doesn't exist.",
+    syntax="key milliseconds value",
+)
+def psetex(client: Client, args: list[bytes]) -> bytes:
+    return _set_expiring(client, args, _PX, "psetex")
+
+
+@command(
+    "getset", arity=3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string",
+    summary="Returns the previous string value of a key after setting it to a new value.",
+    syntax="key value",
+)
+def getset(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    old = string_value(db, args[1], counted=True)
+    db.set(args[1], args[2])
+    client.server.dirty += 1
+    return resp.bulk_or_null(old, client.protocol)
+
+
+@command(
+    "getdel", arity=2, flags="write fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string", since="6.2.0",
+    summary="Returns the string value of a key after deleting the key.", syntax="key",
+)
+def getdel(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    value = string_value(db, args[1], counted=True)
+    if value is None:
+        return resp.null(client.protocol)
+    db.delete(args[1])
+    client.server.dirty += 1
+    return resp.bulk(value)
+
+
+@command(
+    "getex", arity=-2, flags="write fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string", since="6.2.0",
+    summary="Returns the string value of a key after setting its expiration time.",
+    syntax="key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+    "PXAT unix-time-milliseconds | PERSIST]",
+)
+def getex(client: Client, args: list[bytes]) -> bytes:
+    flags, expire = parse_extended_options(args, 2, for_set=False)
+    db = client.db
+    key = args[1]
+    value = string_value(db, key, counted=True)
+    if value is None:
+        return resp.null(client.protocol)
+    reply = resp.bulk(value)
+    if expire is not None:
+        deadline = expire_deadline(expire, flags, "getex")
+        if not flags & _RELATIVE and deadline <= now_ms():
+            db.delete(key)  # an absolute time already past deletes the key at once
+        else:
+            db.set_expire(key, deadline)
+        client.server.dirty += 1
+    elif flags & _PERSIST and db.persist(key):
+        client.server.dirty += 1
+    return reply
+
+
+@command(
+    "mget", arity=-2, flags="readonly fast", keys=(1, -1, 1), acl="@read @string @fast",
+    group="string", summary="Atomically returns the string values of one or more keys.",
+    complexity="O(N) where N is the number of keys to retrieve.", syntax="key [key ...]",
+)
+def mget(client: Client, args: list[bytes]) -> bytes:
+    lookup = client.db.lookup_read
+    null = NULL_BULK if client.protocol == 2 else NULL3
+    parts = [b"*%d\r\n" % (len(args) - 1)]
+    for key in args[1:]:
+        value = lookup(key)
+        kind = type(value)
+        if kind is bytes or kind is bytearray:
+            parts.append(b"$%d\r\n%s\r\n" % (len(value), value))  # type: ignore[arg-type]
+        else:
+            parts.append(null)  # missing keys and other types read as nil
+    return b"".join(parts)
+
+
+def _pairs_arity_check(args: list[bytes], name: str) -> None:
+    if not len(args) & 1:
+        raise CommandError(f"ERR wrong number of arguments for '{name}' command")
+
+
+@command(
+    "mset", arity=-3, flags="write denyoom", keys=(1, -1, 2), acl="@write @string @slow",
+    group="string", since="1.0.1",
+    summary="Atomically creates or modifies the string values of one or more keys.",
+    complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]",
+)
+def mset(client: Client, args: list[bytes]) -> bytes:
+    if not len(args) & 1:
+        _pairs_arity_check(args, "mset")
+    db = client.db
+    if not db.expires and not db.watchers and not db.field_indexes:
+        pairs = iter(args)
+        next(pairs)  # the command name
+        db.data.update(zip(pairs, pairs, strict=False))
+    else:
+        data = db.data
+        expires = db.expires
+        watchers = db.watchers
+        for index in range(1, len(args), 2):
+            key = args[index]
+            data[key] = args[index + 1]
+            if expires:
+                _forget_ttl(db, key)
+            if watchers or db.field_indexes:
+                db.modified(key)
+    client.server.dirty += len(args) >> 1
+    return OK
+
+
+@command(
+    "msetnx", arity=-3, flags="write denyoom", keys=(1, -1, 2), acl="@write @string @slow",
+    group="string", since="1.0.1",
+    summary="Atomically modifies the string values of one or more keys only when all keys "
+    "don't exist.",
+    complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]",
+)
+def msetnx(client: Client, args: list[bytes]) -> bytes:
+    _pairs_arity_check(args, "msetnx")
+    db = client.db
+    keys = args[1::2]
+    for key in keys:
+        if db.lookup(key) is not None:
+            return resp.ZERO
+    for key, value in zip(keys, args[2::2], strict=True):
+        db.set(key, value)
+    client.server.dirty += len(keys)
+    return resp.ONE
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters.
+# ---------------------------------------------------------------------------------------------
+
+
+def _stored_int(value: object) -> int:
+    """A stored string read as a 64-bit integer (Redis's string2ll: canonical text only)."""
+    kind = type(value)
+    if kind is not bytes and kind is not bytearray:
+        raise CommandError(WRONGTYPE)
+    try:
+        number = int(value)  # type: ignore[call-overload]
+    except ValueError:
+        raise CommandError(NOT_INTEGER)
+    # int() also takes spaces, '+', '_' and leading zeros: only the canonical text is valid.
+    if b"%d" % number != value or not LONG_MIN <= number <= LONG_MAX:
+        raise CommandError(NOT_INTEGER)
+    return number
+
+
+@command(
+    "incr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string",
+    summary="Increments the integer value of a key by one. Uses 0 as initial value if the key "
+    "doesn't exist.",
+    syntax="key",
+)
+def incr(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    value = db.data.get(key)
+    if value is not None and db.expires:
+        deadline = db.expires.get(key)
+        if deadline is not None and deadline <= now_ms():
+            db.expire_key(key)
+            value = None
+    if value is None:
+        number = 1
+    else:
+        kind = type(value)
+        if kind is not bytes and kind is not bytearray:
+            raise CommandError(WRONGTYPE)
+        # Plain digits without a leading zero are canonical: the common case skips the full
+        # string2ll check in _stored_int.
+        if value.isdigit() and (value[0] != 48 or len(value) == 1):  # type: ignore[union-attr]
+            number = int(value)  # type: ignore[call-overload]
+            if number > LONG_MAX:
+                raise CommandError(NOT_INTEGER)
+        else:
+            number = _stored_int(value)
+        if number == LONG_MAX:
+            raise CommandError(OVERFLOW)
+        number += 1
+    text = b"%d" % number
+    db.data[key] = text  # the TTL is kept
+    if db.watchers:
+        db.touch(key)
+    client.server.dirty += 1
+    return b":%s\r\n" % text
+
+
+def incr_by(client: Client, key: bytes, delta: int) -> bytes:
+    """INCRBY/DECRBY/DECR: add ``delta`` with Redis's overflow check; the TTL is kept."""
+    db = client.db
+    value = db.lookup(key)
+    current = 0 if value is None else _stored_int(value)
+    number = current + delta
+    if not LONG_MIN <= number <= LONG_MAX:
+        raise CommandError(OVERFLOW)
+    db.data[key] = b"%d" % number
+    db.modified(key)
+    client.server.dirty += 1
+    return resp.integer(number)
+
+
+@command(
+    "decr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string",
+    summary="Decrements the integer value of a key by one. Uses 0 as initial value if the key "
+    "doesn't exist.",
+    syntax="key",
+)
+def decr(client: Client, args: list[bytes]) -> bytes:
+    return incr_by(client, args[1], -1)
+
+
+@command(
+    "incrby", arity=3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string",
+    summary="Increments the integer value of a key by a number. Uses 0 as initial value if the "
+    "key doesn't exist.",
+    syntax="key increment",
+)
+def incrby(client: Client, args: list[bytes]) -> bytes:
+    return incr_by(client, args[1], parse_int(args[2]))
+
+
+@command(
+    "decrby", arity=3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string",
+    summary="Decrements a number from the integer value of a key. Uses 0 as initial value if "
+    "the key doesn't exist.",
+    syntax="key decrement",
+)
+def decrby(client: Client, args: list[bytes]) -> bytes:
+    decrement = parse_int(args[2])
+    if decrement == LONG_MIN:  # its negation does not fit in 64 bits
+        raise CommandError("ERR decrement would overflow")
+    return incr_by(client, args[1], -decrement)
+
+
+@command(
+    "incrbyfloat", arity=3, flags="write denyoom fast", keys=(1, 1, 1),
+    acl="@write @string @fast", group="string", since="2.6.0",
+    summary="Increment the floating point value of a key by a number. Uses 0 as initial value "
+    "if the key doesn't exist.",
+    syntax="key increment",
+)
+def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    value = string_value(db, key)
+    current = parse_long_double(value, NOT_FLOAT) if value is not None else ZERO_LD
+    increment = parse_long_double(args[2], NOT_FLOAT)
+    total = add_long_doubles(current, increment)
+    if total is None:
+        raise CommandError(NAN_OR_INFINITY)
+    text = format_long_double(total)
+    db.data[key] = text  # the TTL is kept
+    db.modified(key)
+    client.server.dirty += 1
+    return resp.bulk(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lengths and ranges.
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_length(client: Client, offset: int, added: int) -> None:
+    """Redis's checkStringLength: a string may not grow beyond proto-max-bulk-len."""
+    total = offset + added
+    if total > client.server.config.proto_max_bulk_len or total > LONG_MAX:
+        raise CommandError(STRING_TOO_LONG)
+
+
+@command(
+    "append", arity=3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
+    group="string", since="2.0.0",
+    summary="Appends a string to the value of a key. Creates the key if it doesn't exist.",
+    complexity="O(1). The amortized time complexity is O(1) assuming the appended value is "
+    "small and the already present value is of any size, since the dynamic string library used "
+    "by Redis will double the free space available on every reallocation.",
+    syntax="key value",
+)
+def append(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    suffix = args[2]
+    value = string_value(db, key)
+    if value is None:
+        db.data[key] = suffix  # a new key is stored like SET stores it
+        length = len(suffix)
+    else:
+        _check_length(client, len(value), len(suffix))
+        if type(value) is bytearray:
+            value += suffix
+        else:
+            value = bytearray(value) + suffix
+            db.data[key] = value  # the TTL is kept
+        length = len(value)
+    db.modified(key)
+    client.server.dirty += 1
+    return resp.integer(length)
+
+
+@command(
+    "strlen", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @string @fast",
+    group="string", since="2.2.0", summary="Returns the length of a string value.",
+    syntax="key",
+)
+def strlen(client: Client, args: list[bytes]) -> bytes:
+    value = string_value(client.db, args[1], counted=True)
+    return resp.integer(0 if value is None else len(value))
+
+
+@command(
+    "getrange", arity=4, flags="readonly", keys=(1, 1, 1), acl="@read @string @slow",
+    group="string", since="2.4.0",
+    summary="Returns a substring of the string stored at a key.",
+    complexity="O(N) where N is the length of the returned string. The complexity is "
+    "ultimately determined by the returned length, but because creating a substring from an "
+    "existing string is very cheap, it can be considered O(1) for small strings.",
+    syntax="key start end",
+)
+def getrange(client: Client, args: list[bytes]) -> bytes:
+    start = parse_int(args[2])
+    end = parse_int(args[3])
+    value = string_value(client.db, args[1], counted=True)
+    if value is None:
+        return EMPTY_BULK
+    size = len(value)
+    if start < 0 and end < 0 and start > end:
+        return EMPTY_BULK
+    # Redis's clamping: negative indices count from the end, then clip to the string.
+    if start < 0:
+        start = max(size + start, 0)
+    if end < 0:
+        end = max(size + end, 0)
+    end = min(end, size - 1)
+    if start > end or size == 0:
+        return EMPTY_BULK
+    return resp.bulk(value[start : end + 1])  # type: ignore[arg-type]
+
+
+@command(
+    "setrange", arity=4, flags="write denyoom", keys=(1, 1, 1), acl="@write @string @slow",
+    group="string", since="2.2.0",
+    summary="Overwrites a part of a string value with another by an offset. Creates the key if "
+    "it doesn't exist.",
+    complexity="O(1), not counting the time taken to copy the new string in place. Usually, "
+    "this string is very small so the amortized complexity is O(1). Otherwise, complexity is "
+    "O(M) with M being the length of the value argument.",
+    syntax="key offset value",
+)
+def setrange(client: Client, args: list[bytes]) -> bytes:
+    offset = parse_int(args[2])
+    if offset < 0:
+        raise CommandError(OFFSET_OUT_OF_RANGE)
+    db = client.db
+    key = args[1]
+    patch = args[3]
+    value = string_value(db, key)
+    if value is None:
+        if not patch:
+            return resp.ZERO  # nothing to write: no key is created
+        _check_length(client, offset, len(patch))
+        value = bytearray(offset)
+        db.data[key] = value
+    else:
+        if not patch:
+            return resp.integer(len(value))
+        _check_length(client, offset, len(patch))
+        if type(value) is not bytearray:
+            value = bytearray(value)
+            db.data[key] = value  # the TTL is kept
+        if offset > len(value):
+            value.extend(bytes(offset - len(value)))
+    value[offset : offset + len(patch)] = patch
+    db.modified(key)
+    client.server.dirty += 1
+    return resp.integer(len(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# C ``long double`` arithmetic (x87 extended precision), exactly.
+#
+# A finite value is a Fraction holding exactly a representable long double: a 64-bit
+# significand, normal exponents down to 2**-16382, subnormals down to 2**-16445, finite below
+# 2**16384. Infinity is a float. Parsing follows glibc's strtold (decimal and hexadecimal
+# forms, "inf"/"infinity"), rounding half to even; formatting follows printf("%.17Lf").
+# ---------------------------------------------------------------------------------------------
+
+LongDouble = Fraction | float
+ZERO_LD: LongDouble = Fraction(0)
+_SIGNIFICAND_BITS = 64
+_MIN_NORMAL_EXP = -16382
+_MAX_BITS = 16384  # finite values are below 2**16384
+_MAX_LONG_DOUBLE_CHARS = 5 * 1024  # Redis's buffer for such numbers
+_INFINITY = float("inf")
+_DECIMAL = re.compile(rb"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+_HEXADECIMAL = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?")
+_INFINITY_TEXT = re.compile(rb"([+-]?)(?:inf|infinity)", re.IGNORECASE)
+_DIGIT_CHUNK = 4000  # below Python's int/str conversion limit
+_HUGE_EXPONENT = 10**7
+
+
+def _round_long_double(exact: Fraction) -> LongDouble:
+    """The long double nearest to ``exact`` (ties to even); infinity on overflow."""
+    if exact == 0:
+        return ZERO_LD
+    negative = exact < 0
+    numerator, denominator = abs(exact.numerator), exact.denominator
+    exponent = numerator.bit_length() - denominator.bit_length()
+    if exponent >= 0:
+        if numerator < denominator << exponent:
+            exponent -= 1
+    elif numerator << -exponent < denominator:
+        exponent -= 1
+    # Now 2**exponent <= |exact| < 2**(exponent + 1); the unit in the last place:
+    ulp = max(exponent, _MIN_NORMAL_EXP) - (_SIGNIFICAND_BITS - 1)
+    if ulp >= 0:
+        denominator <<= ulp
+    else:
+        numerator <<= -ulp
+    significand, remainder = divmod(numerator, denominator)
+    if 2 * remainder > denominator or (2 * remainder == denominator and significand & 1):
+        significand += 1
+    if significand.bit_length() + ulp > _MAX_BITS:
+        return -_INFINITY if negative else _INFINITY
+    rounded = Fraction(significand << ulp) if ulp >= 0 else Fraction(significand, 1 << -ulp)
+    return -rounded if negative else rounded
+
+
+def _int_from_digits(digits: bytes, base: int = 10) -> int:
+    """int() without Python's limit on the length of decimal strings."""
+    if base != 10 or len(digits) <= _DIGIT_CHUNK:
+        return int(digits, base) if digits else 0
+    head, tail = digits[:-_DIGIT_CHUNK], digits[-_DIGIT_CHUNK:]
+    return _int_from_digits(head) * 10**_DIGIT_CHUNK + int(tail)
+
+
+def _digits_of(number: int) -> bytes:
+    """str(int) without Python's limit on the length of decimal strings."""
+    if number < 10**_DIGIT_CHUNK:
+        return b"%d" % number
+    high, low = divmod(number, 10**_DIGIT_CHUNK)
+    return _digits_of(high) + b"%0*d" % (_DIGIT_CHUNK, low)
+
+
+def _exponent(text: bytes | None) -> int:
+    """An exponent, clamped: beyond ten million every value over- or underflows anyway."""
+    if not text:
+        return 0
+    if len(text.lstrip(b"+-").lstrip(b"0")) > 9:
+        return -_HUGE_EXPONENT if text[:1] == b"-" else _HUGE_EXPONENT
+    return int(text)
+
+
+def _strtold(text: bytes) -> LongDouble | None:
+    """The long double glibc's strtold reads from the whole of ``text``; None where Redis's
+    string2ld refuses it (not a number, trailing bytes, overflow or a non-zero number that
+    underflows to zero: strtold's ERANGE)."""
+    match = _DECIMAL.fullmatch(text)
+    if match:
+        sign, whole, fraction, exponent = match.groups()
+        fraction = fraction or b""
+        if not whole and not fraction:
+            return None
+        significant = (whole + fraction).lstrip(b"0")
+        if not significant:
+            return ZERO_LD
+        scale = _exponent(exponent) - len(fraction)
+        leading = len(significant) - 1 + scale  # decimal exponent of the leading digit
+        if not -4960 <= leading <= 4940:  # far outside 3.6e-4951 .. 1.2e4932
+            return None
+        exact = Fraction(_int_from_digits(significant)) * Fraction(10) ** scale
+    else:
+        match = _HEXADECIMAL.fullmatch(text)
+        if match:
+            sign, whole, fraction, exponent = match.groups()
+            fraction = fraction or b""
+            if not whole and not fraction:
+                return None
+            significand = int(whole + fraction, 16)
+            if significand == 0:
+                return ZERO_LD
+            scale = _exponent(exponent) - 4 * len(fraction)
+            if not -16500 <= significand.bit_length() + scale <= _MAX_BITS + 8:
+                return None
+            exact = Fraction(significand) * Fraction(2) ** scale
+        else:
+            match = _INFINITY_TEXT.fullmatch(text)
+            if match is None:
+                return None
+            return -_INFINITY if match.group(1) == b"-" else _INFINITY
+    rounded = _round_long_double(-exact if sign == b"-" else exact)
+    if isinstance(rounded, float) or rounded == 0:
+        return None
+    return rounded
+
+
+def parse_long_double(text: bytes | bytearray, error: str) -> LongDouble:
+    """Redis's ``string2ld`` (the whole argument must be a number; "inf" is one, NaN is not),
+    raising ``error`` when it fails."""
+    if not text or len(text) >= _MAX_LONG_DOUBLE_CHARS:
+        raise CommandError(error)
+    value = _strtold(bytes(text))
+    if value is None:
+        raise CommandError(error)
+    return value
+
+
+def add_long_doubles(first: LongDouble, second: LongDouble) -> LongDouble | None:
+    """``first + second`` in long double precision; None when the sum is NaN or infinite."""
+    if isinstance(first, float) or isinstance(second, float):
+        return None
+    total = _round_long_double(first + second)
+    return None if isinstance(total, float) else total
+
+
+def long_double_from_int(number: int) -> LongDouble:
+    return _round_long_double(Fraction(number))
+
+
+def format_long_double(value: LongDouble) -> bytes:
+    """printf("%.17Lf") with the trailing zeros (and a bare '.') removed, "-0" shown as "0":
+    Redis's human-friendly long double format (ld2string, LD_STR_HUMAN)."""
+    if isinstance(value, float):
+        return b"inf" if value > 0 else b"-inf"
+    scaled = abs(value) * 10**17
+    units, remainder = divmod(scaled.numerator, scaled.denominator)
+    if 2 * remainder > scaled.denominator or (
+        2 * remainder == scaled.denominator and units & 1
+    ):
+        units += 1
+    whole, fraction = divmod(units, 10**17)
+    text = _digits_of(whole)
+    decimals = (b"%017d" % fraction).rstrip(b"0")
+    if decimals:
+        text += b"." + decimals
+    if value < 0 and text != b"0":
+        text = b"-" + text
+    if len(text) + 1 > _MAX_LONG_DOUBLE_CHARS:
+        return b""  # Redis's buffer overflows and it stores an empty string
+    return text

@@ -1,0 +1,168 @@
+"""The command table: COMMAND and its subcommands, declarations checked against real Redis,
+and docs/commands.md generated from the same declarations."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from brook.docs import render_commands_markdown
+from tests.conftest import RawConnection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _info_by_name(reply: list) -> dict[str, list]:
+    return {entry[0].decode(): entry for entry in reply if entry}
+
+
+def test_command_count_and_list(raw):
+    count = raw.call("COMMAND", "COUNT")
+    assert count == len(raw.call("COMMAND"))
+    listed = raw.call("COMMAND", "LIST")  # commands and subcommands
+    assert len([name for name in listed if b"|" not in name]) == count
+    assert b"config|get" in listed
+
+
+def test_command_info_of_get(raw):
+    (info,) = raw.call("COMMAND", "INFO", "get")
+    assert info[:7] == [b"get", 2, [b"readonly", b"fast"], 1, 1, 1, [b"@read", b"@string", b"@fast"]]
+
+
+def test_command_info_unknown_is_nil(raw):
+    assert raw.call("COMMAND", "INFO", "nosuchcommand", "ping")[0] is None
+
+
+def test_command_getkeys(raw):
+    assert raw.call("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2") == [b"a", b"b"]
+    assert raw.call("COMMAND", "GETKEYS", "GET", "k") == [b"k"]
+
+
+def test_command_getkeys_errors(raw):
+    assert raw.request(b"COMMAND GETKEYS nosuch a\r\n") == b"-ERR Invalid command specified\r\n"
+    assert raw.request(b"COMMAND GETKEYS GET a b\r\n") == (
+        b"-ERR Invalid number of arguments specified for command\r\n"
+    )
+    assert raw.request(b"COMMAND GETKEYS PING x\r\n") == b"-ERR The command has no key arguments\r\n"
+
+
+@pytest.mark.min_redis(7, 2)  # 7.0 answered with the arity error of COMMAND GETKEYS itself
+def test_command_getkeys_too_few_arguments(raw):
+    assert raw.request(b"COMMAND GETKEYS GET\r\n") == (
+        b"-ERR Invalid number of arguments specified for command\r\n"
+    )
+
+
+def test_command_list_filters(raw):
+    assert b"get" in raw.call("COMMAND", "LIST", "FILTERBY", "ACLCAT", "string")
+    assert set(raw.call("COMMAND", "LIST", "FILTERBY", "PATTERN", "hset*")) == {b"hset", b"hsetnx"}
+    assert raw.call("COMMAND", "LIST", "FILTERBY", "MODULE", "x") == []
+
+
+def test_command_docs_shape(raw):
+    docs = raw.call("COMMAND", "DOCS", "set")
+    # RESP2: a flat name/doc list; each doc a flat key/value list.
+    assert docs[0] == b"set"
+    fields = dict(zip(docs[1][::2], docs[1][1::2], strict=True))
+    assert fields[b"group"] == b"string"
+    assert fields[b"since"] == b"1.0.0"
+    names = [dict(zip(arg[::2], arg[1::2], strict=True))[b"name"] for arg in fields[b"arguments"]]
+    assert names[:2] == [b"key", b"value"]
+
+
+# Declarations that follow a Redis newer than the one installed for the parity run.
+NEWER_THAN_INSTALLED_REDIS = {
+    "command|getkeys",  # arity -3 since Redis 7.2 (was -4), so GETKEYS can report a bad arity
+}
+
+
+@pytest.mark.brook_only
+def test_every_declaration_matches_real_redis(server, redis_process):
+    """Arity, flags, key positions and ACL categories of each command Redis also has."""
+    if redis_process is None:
+        pytest.skip("redis-server is not installed")
+    ours = _info_by_name(RawConnection(server.port).call("COMMAND"))
+    theirs = _info_by_name(RawConnection(redis_process.port).call("COMMAND"))
+    differences = []
+    for name, entry in sorted(ours.items()):
+        reference = theirs.get(name)
+        if reference is None:
+            continue  # newer than the installed Redis
+        mine = (entry[1], sorted(entry[2]), entry[3:6], sorted(entry[6]))
+        real = (reference[1], sorted(reference[2]), reference[3:6], sorted(reference[6]))
+        if mine != real:
+            differences.append(f"{name}: brook {mine} != redis {real}")
+        our_subs = _info_by_name(entry[9])
+        for sub_name, sub in _info_by_name(reference[9]).items():
+            if sub_name in our_subs and sub_name not in NEWER_THAN_INSTALLED_REDIS:
+                mine_sub = (our_subs[sub_name][1], our_subs[sub_name][3:6])
+                if mine_sub != (sub[1], sub[3:6]):
+                    differences.append(f"{sub_name}: brook {mine_sub} != redis {(sub[1], sub[3:6])}")
+    assert differences == []
+
+
+def test_docs_commands_md_is_generated_from_the_table():
+    committed = (ROOT / "docs" / "commands.md").read_text()
+    assert committed == render_commands_markdown(), "run `make docs` to regenerate docs/commands.md"
+
+
+def _redis_cli_session(port: int, typed: bytes) -> bytes:
+    """Run redis-cli interactively in a pseudo-terminal, type, and return what it drew."""
+    binary = shutil.which("redis-cli")
+    if binary is None:
+        pytest.skip("redis-cli is not installed")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: become redis-cli on the terminal
+        os.execv(binary, [binary, "-p", str(port)])
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))
+
+    def pump(seconds: float, stop: bytes | None = None) -> bytes:
+        # linenoise asks the terminal for the cursor position (ESC[6n): answer each query.
+        drawn = b""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and (stop is None or stop not in drawn):
+            if select.select([fd], [], [], 0.05)[0]:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                drawn += chunk
+                for _ in range(chunk.count(b"\x1b[6n")):
+                    os.write(fd, b"\x1b[1;1R")
+        return drawn
+
+    try:
+        output = pump(5, stop=b"> ")
+        for byte in typed:
+            os.write(fd, bytes([byte]))
+            output += pump(0.05)
+        output += pump(1.0)
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return output
+
+
+def test_redis_cli_interactive_hints_and_replies(server):
+    drawn = _redis_cli_session(server.port, b"SET k ")
+    assert b"value" in drawn  # the hint for the next argument, built from COMMAND DOCS
+    drawn = _redis_cli_session(server.port, b"ECHO hello\r")
+    assert b'"hello"' in drawn
+
+
+def test_redis_cli_pipe_mode(server):
+    result = subprocess.run(
+        [shutil.which("redis-cli") or "redis-cli", "-p", str(server.port)],
+        input=b"SET a 1\nINCR a\nGET a\n", capture_output=True, timeout=10,
+    )
+    assert result.stdout == b"OK\n2\n2\n"
