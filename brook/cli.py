@@ -1,72 +1,110 @@
-"""``brook-server [config-file] [--name value ...]``, exactly like ``redis-server``."""
+"""``brook-server [config-file] [--name value ...]``, exactly like ``redis-server``.
+
+The command-line options are turned into configuration lines appended after the file, as Redis
+does, so an error in either is reported the same way: Redis's FATAL CONFIG FILE ERROR block on
+stderr, naming the line, and exit status 1.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import os
 import sys
+import time
 
-from brook.config import BROOK_VERSION, VERSION, Config, ConfigError, apply_directive, parse_arguments, read_config_file
+from brook.config import (
+    BROOK_VERSION,
+    VERSION,
+    Config,
+    FatalConfigError,
+    Loader,
+    options_text,
+)
 
-USAGE = """Usage: brook-server [/path/to/brook.conf] [options]
-       brook-server -v or --version
-       brook-server -h or --help
+USAGE = """Usage: ./brook-server [/path/to/brook.conf] [options] [-]
+       ./brook-server - (read config from stdin)
+       ./brook-server -v or --version
+       ./brook-server -h or --help
 
 Examples:
-       brook-server (run the server with default config)
-       brook-server /etc/brook/6379.conf
-       brook-server --port 7777
-       brook-server /etc/myredis.conf --loglevel verbose
+       ./brook-server (run the server with default conf)
+       echo 'maxmemory 128mb' | ./brook-server -
+       ./brook-server /etc/brook/6379.conf
+       ./brook-server --port 7777
+       ./brook-server /etc/mybrook.conf --loglevel verbose -
+       ./brook-server /etc/mybrook.conf --loglevel verbose
+
+Every redis.conf directive Brook knows may be given as --name value.
 """
 
 
-def _fatal(line_number: int | None, line: str, reason: str) -> None:
+def early_log(message: str) -> None:
+    """A log line written before the server exists (role ``C``, as Redis's start-up lines)."""
+    now = time.time()
+    stamp = time.strftime("%d %b %Y %H:%M:%S", time.localtime(now))
+    sys.stdout.write(f"{os.getpid()}:C {stamp}.{int(now * 1000) % 1000:03d} # {message}\n")
+    sys.stdout.flush()
+
+
+def _fatal(err: FatalConfigError) -> None:
     sys.stderr.write(f"\n*** FATAL CONFIG FILE ERROR (Brook {BROOK_VERSION}) ***\n")
-    if line_number is not None:
-        sys.stderr.write(f"Reading the configuration file, at line {line_number}\n")
-    sys.stderr.write(f">>> '{line}'\n{reason}\n")
+    sys.stderr.write(f"Reading the configuration file, at line {err.line_number}\n")
+    sys.stderr.write(f">>> '{err.line}'\n{err.reason}\n")
+    sys.stderr.flush()
     sys.exit(1)
 
 
 def build_config(argv: list[str]) -> Config:
-    """Defaults, then the file, then command-line flags (later ones win, as in Redis)."""
+    """Defaults, then the file (or stdin), then command-line options: later lines win."""
     config = Config()
-    try:
-        config_file, directives = parse_arguments(argv)
-    except ConfigError as err:
-        _fatal(None, " ".join(argv), str(err))
-        raise
-    if config_file is not None:
-        config.config_file = config_file
-        try:
-            entries = read_config_file(config_file)
-        except OSError as err:
-            sys.stderr.write(f"Fatal error, can't open config file '{config_file}': {err.strerror}\n")
-            sys.exit(1)
-        except ConfigError as err:
-            _fatal(None, config_file, str(err))
-            raise
-        for number, line, name, args in entries:
+    options = argv
+    text = ""
+    if argv and (not argv[0].startswith("-") or argv[0] == "-"):
+        source, options = argv[0], argv[1:]
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            config.config_file = os.path.abspath(source)
             try:
-                apply_directive(config, name, args)
-            except ConfigError as err:
-                _fatal(number, line, str(err))
-    for name, args in directives:
-        try:
-            apply_directive(config, name, args)
-        except ConfigError as err:
-            _fatal(None, f"{name} {' '.join(args)}".strip(), str(err))
+                with open(source, encoding="utf-8", errors="surrogateescape") as handle:
+                    text = handle.read()
+            except OSError as err:
+                early_log(f"Fatal error, can't open config file '{source}': {err.strerror}")
+                sys.exit(1)
+    if options and options[-1] == "-":
+        options = options[:-1]
+        text += sys.stdin.read()
+    if options:
+        text += "\n" + options_text(options)
+    try:
+        Loader(config).load_text(text)
+    except FatalConfigError as err:
+        _fatal(err)
     return config
+
+
+def daemonize() -> None:
+    """Detach from the terminal like Redis's ``daemonize yes`` (the parent exits at once)."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-v", "--version"):
-        print(f"Brook server v={BROOK_VERSION} redis-compat={VERSION}")
+        print(f"Brook server v={BROOK_VERSION} redis-compat={VERSION} bits=64")
         return
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
         return
     config = build_config(args)
+    if config.daemonize:
+        daemonize()
 
     import uvloop  # imported late: --help and config errors need no event loop
 
@@ -78,6 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as err:
         server.log("warning", str(err))
         sys.exit(1)
+    sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 _perf = time.perf_counter
 
-REPLY_ON, REPLY_OFF, REPLY_SKIP = 0, 1, 2
+# CLIENT REPLY modes; SKIP_NEXT is set by CLIENT REPLY SKIP itself and becomes SKIP once that
+# command's own (suppressed) reply has passed, so exactly the next command is silenced.
+REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 _NOAUTH = "NOAUTH Authentication required."
@@ -85,7 +87,7 @@ class Client(asyncio.Protocol):
         self.closed = False
         self.created = time.time()
         self.last_interaction = self.created
-        self.last_command = "NULL"
+        self.last_cmd: Command | None = None  # CLIENT LIST's cmd=
         self.slow = not self.authenticated  # True: every request takes the general path
 
     # -- connection lifecycle -------------------------------------------------------------------
@@ -205,6 +207,7 @@ class Client(asyncio.Protocol):
                 now = perf()
                 elapsed = now - clock
                 clock = now
+                self.last_cmd = cmd
                 cmd.calls += 1
                 cmd.seconds += elapsed
                 if elapsed > slowlog_threshold:
@@ -335,8 +338,12 @@ class Client(asyncio.Protocol):
         if not self.authenticated and not cmd.allowed_unauthenticated:
             cmd.rejected_calls += 1
             return self._reject(_NOAUTH, None)
+        if self.in_multi and not cmd.allowed_in_multi:
+            cmd.rejected_calls += 1
+            return self._reject("ERR Command not allowed inside a transaction", None)
         if self.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
             self.multi_queue.append((cmd, args))
+            self.last_cmd = cmd
             return self._apply_reply_mode(resp.QUEUED)
         reply = self.call(cmd, args)
         return self._apply_reply_mode(reply)
@@ -350,7 +357,9 @@ class Client(asyncio.Protocol):
         mode = self.reply_mode
         if mode == REPLY_ON:
             return reply
-        if mode == REPLY_SKIP:
+        if mode == REPLY_SKIP_NEXT:
+            self.reply_mode = REPLY_SKIP
+        elif mode == REPLY_SKIP:
             self.reply_mode = REPLY_ON
             self.refresh_mode()
         return None
@@ -358,9 +367,7 @@ class Client(asyncio.Protocol):
     def call(self, cmd: Command, args: list[bytes]) -> bytes:
         """Run a command that passed every check (also used by EXEC for queued commands)."""
         server = self.server
-        if server.monitors and "skip_monitor" not in cmd.flags:
-            server.feed_monitors(self, args)
-        self.last_command = cmd.fullname
+        self.last_cmd = cmd
         started = _perf()
         try:
             reply = cmd.handler(self, args)  # type: ignore[misc]
@@ -373,9 +380,16 @@ class Client(asyncio.Protocol):
         cmd.seconds += elapsed
         if elapsed > server.slowlog_threshold:
             server.slowlog_add(self, args, elapsed)
+        if server.monitors:  # after the command, as Redis: a SELECT shows its new database
+            server.feed_monitors(self, args)
         return reply
 
     # -- transactions and WATCH ---------------------------------------------------------------
+
+    @property
+    def last_command(self) -> str:
+        """The name of the last command run or queued, as CLIENT LIST's ``cmd=`` shows it."""
+        return "NULL" if self.last_cmd is None else self.last_cmd.fullname
 
     def watched_key_touched(self, db_index: int, key: bytes, by_expiry: bool) -> None:
         expired_at_watch = self.watched.get((db_index, key))
@@ -429,9 +443,12 @@ def _expected_dollar(arg: object) -> str:
 
 
 def _format_address(address: object) -> str:
+    """``ip:port`` as Redis prints it: IPv6 hosts in brackets, unix sockets as ``path:0``."""
     if isinstance(address, tuple) and len(address) >= 2:
         host = address[0]
+        if ":" in host:
+            return f"[{host}]:{address[1]}"
         return f"{host}:{address[1]}"
     if isinstance(address, str):
-        return address
+        return f"{address}:0"
     return ""

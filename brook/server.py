@@ -6,19 +6,24 @@ One event-loop thread runs every command, as in Redis: no locks, a deterministic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import os
+import resource
 import secrets
 import signal
+import socket
 import sys
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable
+from typing import TextIO
 
 from brook import commands
 from brook.commands.registry import COMMANDS, Command
-from brook.config import BROOK_VERSION, VERSION, Config
+from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
+from brook.config import lookup as lookup_parameter
 from brook.connection import Client
 from brook.keyspace import Keyspace
 from brook.protocol import resp
@@ -43,6 +48,15 @@ DENIED = (
 )
 MAX_CLIENTS_REACHED = b"-ERR max number of clients reached\r\n"
 
+# Redis keeps at most 32 arguments of a slow command, each cut to 128 bytes.
+SLOWLOG_MAX_ARGS = 32
+SLOWLOG_MAX_ARG_LEN = 128
+# Samples kept per latency event (Redis's LATENCY_TS_LEN).
+LATENCY_SAMPLES = 160
+REDACTED = b"(redacted)"
+# File descriptors kept for listeners, log and persistence files besides one per client.
+RESERVED_FDS = 32
+
 
 class SlowlogEntry:
     __slots__ = ("id", "timestamp", "duration_us", "args", "addr", "name")
@@ -51,14 +65,34 @@ class SlowlogEntry:
         self.id = entry_id
         self.timestamp = int(time.time())
         self.duration_us = duration_us
-        # Redis keeps at most 32 arguments, each cut to 128 bytes, so huge requests stay cheap.
-        kept = [a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128)
-                for a in args[:32]]
-        if len(args) > 32:
-            kept[-1] = b"... (%d more arguments)" % (len(args) - 31)
+        kept = [
+            a if len(a) <= SLOWLOG_MAX_ARG_LEN
+            else a[:SLOWLOG_MAX_ARG_LEN] + b"... (%d more bytes)" % (len(a) - SLOWLOG_MAX_ARG_LEN)
+            for a in args[:SLOWLOG_MAX_ARGS]
+        ]
+        if len(args) > SLOWLOG_MAX_ARGS:
+            kept[-1] = b"... (%d more arguments)" % (len(args) - SLOWLOG_MAX_ARGS + 1)
         self.args = kept
         self.addr = client.addr
         self.name = client.name
+
+
+class LatencyEvent:
+    """The samples of one latency event: one per second at most (the worst of that second)."""
+
+    __slots__ = ("samples", "max")
+
+    def __init__(self) -> None:
+        self.samples: deque[tuple[int, int]] = deque(maxlen=LATENCY_SAMPLES)
+        self.max = 0
+
+    def add(self, now: int, latency_ms: int) -> None:
+        if self.samples and self.samples[-1][0] == now:
+            if latency_ms > self.samples[-1][1]:
+                self.samples[-1] = (now, latency_ms)
+        else:
+            self.samples.append((now, latency_ms))
+        self.max = max(self.max, latency_ms)
 
 
 class Server:
@@ -73,38 +107,112 @@ class Server:
         self.next_client_id = 1
         self.monitors: list[Client] = []
         self.run_id = secrets.token_hex(20)
+        self.replication_id = secrets.token_hex(20)
         self.started = time.time()
         self.started_monotonic = time.monotonic()
         self.pid = os.getpid()
         self.dirty = 0  # changes since the last save (INFO persistence)
+        # Persistence facts for INFO and LASTSAVE; the persistence layer updates them.
+        self.last_save_time = int(self.started)
+        self.rdb_saves = 0
+        self.last_bgsave_ok = True
         self.stats: dict[str, int] = {}
         self.errorstats: dict[str, int] = {}
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0
+        self.stat_reset_time = self.started
+        self.peak_memory = 0
+        self.startup_memory = 0  # measured once listening (INFO used_memory_startup)
+        # (monotonic time, commands, input bytes, output bytes), one sample per cron tick.
+        self.ops_samples: deque[tuple[float, int, int, int]] = deque(maxlen=16)
         self.reset_stats()
-        self.slowlog: deque[SlowlogEntry] = deque(maxlen=max(config.slowlog_max_len, 0) or None)
+        self.slowlog: deque[SlowlogEntry] = deque(maxlen=config.slowlog_max_len)
         self.slowlog_next_id = 0
+        # The connection times every command and calls slowlog_add() above this many seconds:
+        # the lower of the slow log and latency monitor thresholds.
         self.slowlog_threshold = float("inf")
-        self.ops_samples: deque[tuple[float, int]] = deque(maxlen=16)
-        self.latency_events: dict[str, list[tuple[int, int]]] = {}
+        self._slowlog_seconds = float("inf")
+        self.latency_events: dict[str, LatencyEvent] = {}
         self.listeners: list[asyncio.AbstractServer] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.shutdown_event: asyncio.Event | None = None
+        # Run at shutdown (persistence); ``shutdown_save`` says whether this shutdown saves.
         self.shutdown_hooks: list[Callable[[], None]] = []
-        self.log_file = None
+        self.shutdown_save = False
+        self.log_file: TextIO | None = None
+        self._last_client_check = 0.0
         self.config.listeners.append(self._config_changed)
-        self._config_changed("slowlog-log-slower-than")
+        self._update_thresholds()
+        self.adjust_open_files_limit()
 
     # -- configuration ----------------------------------------------------------------------------
 
     def _config_changed(self, name: str) -> None:
+        """Make a changed setting take effect now (CONFIG SET); ConfigError refuses it."""
         config = self.config
-        if name == "slowlog-log-slower-than":
-            threshold = config.slowlog_log_slower_than
-            self.slowlog_threshold = float("inf") if threshold < 0 else threshold / 1e6
+        if name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
+            self._update_thresholds()
         elif name == "slowlog-max-len":
-            self.slowlog = deque(self.slowlog, maxlen=max(config.slowlog_max_len, 0))
+            self.slowlog = deque(self.slowlog, maxlen=config.slowlog_max_len)
         elif name == "requirepass":
+            if not config.requirepass:
+                # Without a password every connection counts as authenticated, as in Redis.
+                for client in self.clients.values():
+                    client.authenticated = True
             for client in self.clients.values():
                 client.refresh_mode()
+        elif name == "dir":
+            try:
+                os.chdir(config.dir)
+            except OSError as err:
+                raise ConfigError(err.strerror or str(err))
+        elif name == "maxclients":
+            requested = config.maxclients
+            self.adjust_open_files_limit()
+            if config.maxclients != requested:
+                raise ConfigError(
+                    "The operating system is not able to handle the specified number of "
+                    f"clients, try with {config.maxclients}"
+                )
+
+    def adjust_open_files_limit(self) -> None:
+        """Redis's adjustOpenFilesLimit: raise the process's open-files limit to what
+        ``maxclients`` needs, or lower ``maxclients`` to what the limit allows."""
+        needed = self.config.maxclients + RESERVED_FDS
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or soft >= needed:
+            return
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        best = soft
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            best = target
+        except (ValueError, OSError) as err:
+            self.log("warning", f"Server can't set maximum open files to {needed} because of "
+                                f"OS error: {err}.")
+        if best >= needed:
+            self.log("notice", f"Increased maximum number of open files to {needed} (it was "
+                               f"originally set to {soft}).")
+            return
+        self.config.maxclients = max(best - RESERVED_FDS, 1)
+        self.log(
+            "warning",
+            f"You requested maxclients of {needed - RESERVED_FDS} requiring at least {needed} "
+            f"max file descriptors.",
+        )
+        self.log(
+            "warning",
+            f"Current maximum open files is {best}. maxclients has been reduced to "
+            f"{self.config.maxclients} to compensate for low ulimit. If you need higher "
+            "maxclients increase 'ulimit -n'.",
+        )
+
+    def _update_thresholds(self) -> None:
+        slower_than = self.config.slowlog_log_slower_than
+        self._slowlog_seconds = float("inf") if slower_than < 0 else slower_than / 1e6
+        latency_ms = self.config.latency_monitor_threshold
+        latency_seconds = latency_ms / 1e3 if latency_ms > 0 else float("inf")
+        self.slowlog_threshold = min(self._slowlog_seconds, latency_seconds)
 
     # -- clients ----------------------------------------------------------------------------------
 
@@ -144,10 +252,15 @@ class Server:
             other.refresh_mode()
 
     def feed_monitors(self, client: Client, args: list[bytes]) -> None:
-        """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis does."""
-        now = time.time()
+        """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis
+        does. Administrative commands are never shown and secrets are redacted, as in Redis."""
+        cmd = self._command_of(args)
+        if cmd is not None and ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
+            return
+        shown = _redact(cmd, args)
         line = b'+%.6f [%d %s] %s\r\n' % (
-            now, client.db.index, client.addr.encode(), b" ".join(quote_arg(a) for a in args)
+            time.time(), client.db.index, client.addr.encode(),
+            b" ".join(quote_arg(a) for a in shown),
         )
         for monitor in self.monitors:
             if monitor is not client:
@@ -156,19 +269,20 @@ class Server:
     # -- replies and statistics ------------------------------------------------------------------
 
     def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: Redis's resetServerStats plus the per-command counters."""
         self.stats = {
             "total_connections_received": 0,
             "rejected_connections": 0,
             "total_error_replies": 0,
-            "keyspace_hits": 0,
-            "keyspace_misses": 0,
         }
         self.errorstats = {}
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.stat_reset_time = time.time()
+        self.keyspace.expired_keys = self.keyspace.hits = self.keyspace.misses = 0
         for cmd in COMMANDS.values():
             cmd.reset_stats()
+        self.ops_samples.clear()
 
     def count_error(self, code: str) -> None:
         self.stats["total_error_replies"] += 1
@@ -190,12 +304,36 @@ class Server:
         return self.error_reply(f"ERR internal error in '{cmd.fullname}': {type(err).__name__}", cmd)
 
     def slowlog_add(self, client: Client, args: list[bytes], elapsed: float) -> None:
-        if not self.slowlog.maxlen and self.slowlog.maxlen is not None:
+        """A command ran longer than :attr:`slowlog_threshold`: record it in the slow log and/or
+        as a latency sample, whichever thresholds it reached."""
+        cmd = self._command_of(args)
+        if cmd is not None and "skip_slowlog" in cmd.flags:
+            return  # EXEC: the commands it ran are logged one by one
+        if elapsed >= self._slowlog_seconds and self.slowlog.maxlen:
+            shown = _redact(cmd, args)
+            self.slowlog.appendleft(SlowlogEntry(self.slowlog_next_id, int(elapsed * 1e6), shown, client))
+            self.slowlog_next_id += 1
+        threshold_ms = self.config.latency_monitor_threshold
+        latency_ms = int(elapsed * 1000)
+        if threshold_ms > 0 and latency_ms >= threshold_ms:
+            fast = cmd is not None and "fast" in cmd.flags
+            self.latency_add("fast-command" if fast else "command", latency_ms)
+
+    def _command_of(self, args: list[bytes]) -> Command | None:
+        cmd = self.command_table.get(args[0]) or self.command_table.get(args[0].lower())
+        if cmd is not None and cmd.subcommands and len(args) > 1:
+            return cmd.subcommands.get(args[1].lower(), cmd)
+        return cmd
+
+    def latency_add(self, event: str, latency_ms: int) -> None:
+        """Record a latency sample (the latency monitor: LATENCY LATEST/HISTORY)."""
+        threshold = self.config.latency_monitor_threshold
+        if threshold <= 0 or latency_ms < threshold:
             return
-        self.slowlog.appendleft(
-            SlowlogEntry(self.slowlog_next_id, int(elapsed * 1e6), args, client)
-        )
-        self.slowlog_next_id += 1
+        record = self.latency_events.get(event)
+        if record is None:
+            record = self.latency_events[event] = LatencyEvent()
+        record.add(int(time.time()), latency_ms)
 
     def total_commands(self) -> int:
         total = 0
@@ -205,17 +343,32 @@ class Server:
                 total += sub.calls
         return total
 
+    def used_memory(self) -> int:
+        """Resident memory of the process (Python cannot cheaply count its own allocations)."""
+        try:
+            with open("/proc/self/statm", "rb") as handle:
+                resident_pages = int(handle.read().split()[1])
+            used = resident_pages * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        self.peak_memory = max(self.peak_memory, used)
+        return used
+
     # -- logging ---------------------------------------------------------------------------------
 
     def log(self, level: str, message: str) -> None:
+        """A Redis-style log line: ``pid:M 21 Nov 2026 09:31:37.700 * message``."""
         if _LOG_LEVELS[level] < _LOG_LEVELS.get(self.config.loglevel, 2):
             return
         now = time.time()
         stamp = time.strftime("%d %b %Y %H:%M:%S", time.localtime(now))
         line = f"{self.pid}:M {stamp}.{int(now * 1000) % 1000:03d} {_LOG_MARKS[level]} {message}\n"
         target = self.log_file or sys.stdout
-        target.write(line)
-        target.flush()
+        try:
+            target.write(line)
+            target.flush()
+        except (OSError, ValueError):
+            pass  # a full disk or closed stdout must not take the server down
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -223,78 +376,155 @@ class Server:
         """Open the listeners (the server then runs until :meth:`shutdown`)."""
         self.loop = asyncio.get_running_loop()
         self.shutdown_event = asyncio.Event()
-        if self.config.logfile:
-            self.log_file = open(self.config.logfile, "a", encoding="utf-8")  # noqa: SIM115
         config = self.config
+        if config.logfile:
+            self.log_file = open(config.logfile, "a", encoding="utf-8")  # noqa: SIM115
+        self.log("notice", "oO0OoO0OoO0Oo Brook is starting oO0OoO0OoO0Oo")
+        self.log(
+            "notice",
+            f"Brook version={BROOK_VERSION}, redis-compat={VERSION}, bits=64, pid={self.pid}, "
+            "just started",
+        )
+        if config.config_file:
+            self.log("notice", "Configuration loaded")
+        else:
+            self.log(
+                "warning",
+                "Warning: no config file specified, using the default config. In order to "
+                "specify a config file use brook-server /path/to/brook.conf",
+            )
+        await self._listen_tcp()
+        if config.unixsocket:
+            await self._listen_unix()
+        if not self.listeners:
+            raise OSError("Failed listening on any address")
+        if config.pidfile:
+            try:
+                with open(config.pidfile, "w", encoding="utf-8") as handle:
+                    handle.write(f"{self.pid}\n")
+            except OSError as err:
+                self.log("warning", f"Failed to write PID file: {err.strerror}")
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self.loop.add_signal_handler(sig, self._on_signal, sig)
+        self.log("notice", f"Running mode=standalone, port={config.port}.")
+        self.startup_memory = self.used_memory()
+        self.log("notice", "Server initialized")
+        self.log("notice", "Ready to accept connections tcp")
+        if config.unixsocket:
+            self.log("notice", "Ready to accept connections unix")
+        self.loop.create_task(self._cron())
+
+    async def _listen_tcp(self) -> None:
+        config = self.config
+        assert self.loop is not None
         for address in config.bind:
             optional = address.startswith("-")
             host = address.lstrip("-")
             if host == "*":
                 host = "0.0.0.0"
+            elif host == "::*":
+                host = "::"
             try:
                 listener = await self.loop.create_server(
                     lambda: Client(self), host, config.port,
-                    backlog=max(config.tcp_backlog, 511), reuse_address=True,
+                    backlog=max(config.tcp_backlog, 1), reuse_address=True,
                 )
             except OSError as err:
                 if optional:
+                    self.log("warning", f"Could not create server TCP listening socket {host}:{config.port}: {err.strerror}")
                     continue
-                raise OSError(f"Could not create server TCP listening socket {host}:{config.port}: {err}")
+                raise OSError(
+                    f"Could not create server TCP listening socket {host}:{config.port}: "
+                    f"{err.strerror or err}"
+                )
             self.listeners.append(listener)
             if config.port == 0:  # an ephemeral port: use the same one for the other addresses
                 config.port = listener.sockets[0].getsockname()[1]
-        if not self.listeners:
-            raise OSError("Failed listening on any address")
-        if config.pidfile:
-            with open(config.pidfile, "w", encoding="utf-8") as handle:
-                handle.write(f"{self.pid}\n")
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self.loop.add_signal_handler(sig, self._on_signal, sig)
-        self.log(
-            "notice",
-            f"Brook {BROOK_VERSION} (Redis {VERSION} protocol) started, port {config.port}, "
-            f"pid {self.pid}",
-        )
-        self.log("notice", "Ready to accept connections tcp")
-        self.loop.create_task(self._cron())
+
+    async def _listen_unix(self) -> None:
+        config = self.config
+        assert self.loop is not None
+        with contextlib.suppress(OSError):
+            os.unlink(config.unixsocket)
+        try:
+            listener = await self.loop.create_unix_server(
+                lambda: Client(self), config.unixsocket, backlog=max(config.tcp_backlog, 1)
+            )
+        except OSError as err:
+            raise OSError(f"Failed opening Unix socket: {err.strerror or err}")
+        if config.unixsocketperm:
+            os.chmod(config.unixsocket, config.unixsocketperm)
+        self.listeners.append(listener)
 
     async def serve_forever(self) -> None:
         await self.start()
         assert self.shutdown_event is not None
         await self.shutdown_event.wait()
+        await asyncio.sleep(0.01)  # let the closing transports write what they still hold
 
     def _on_signal(self, sig: int) -> None:
         name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
         self.log("warning", f"Received {name} scheduling shutdown...")
         self.shutdown()
 
-    def shutdown(self) -> None:
-        """Stop accepting, close every client, run shutdown hooks (persistence), then exit."""
+    def shutdown(self, save: bool | None = None, force: bool = False) -> bool:
+        """Run the shutdown hooks (persistence), stop accepting, close every client, then let
+        :meth:`serve_forever` return so the process exits 0.
+
+        ``save`` None means: save when save points are configured (Redis's default). A failing
+        hook aborts the shutdown unless ``force``; False is then returned and the server runs on.
+        """
         if self.shutdown_event is None or self.shutdown_event.is_set():
-            return
+            return True
         self.log("warning", "User requested shutdown...")
+        self.shutdown_save = bool(self.config.save) if save is None else save
+        if self.shutdown_save:
+            self.log("notice", "Saving the final RDB snapshot before exiting.")
         for hook in self.shutdown_hooks:
-            hook()
+            try:
+                hook()
+            except Exception:
+                self.log("warning", f"Error during shutdown: {traceback.format_exc()}")
+                if not force:
+                    self.log(
+                        "warning",
+                        "Errors trying to shut down the server. Check the logs for more information.",
+                    )
+                    return False
         for listener in self.listeners:
             listener.close()
         for client in list(self.clients.values()):
             client.kill()
+        if self.config.unixsocket:
+            with contextlib.suppress(OSError):
+                os.unlink(self.config.unixsocket)
         if self.config.pidfile:
-            try:
+            self.log("notice", "Removing the pid file.")
+            with contextlib.suppress(OSError):
                 os.unlink(self.config.pidfile)
-            except OSError:
-                pass
         self.log("warning", "Brook is now ready to exit, bye bye...")
         self.shutdown_event.set()
+        return True
 
     async def _cron(self) -> None:
         """Periodic work, ``hz`` times a second: active expiry, idle timeouts, ops/sec samples."""
         while self.shutdown_event is not None and not self.shutdown_event.is_set():
-            period = 1.0 / max(self.config.hz, 1)
+            period = 1.0 / self.config.hz
             await asyncio.sleep(period)
+            started = time.perf_counter()
             self.keyspace.active_expire_cycle(period * 0.25)
-            self._close_idle_clients()
-            self.ops_samples.append((time.monotonic(), self.total_commands()))
+            cycle_ms = int((time.perf_counter() - started) * 1000)
+            if cycle_ms:
+                self.latency_add("expire-cycle", cycle_ms)
+            now = time.monotonic()
+            if now - self._last_client_check >= 1.0:
+                # Redis checks each client about once a second; its timeout is in seconds too.
+                self._last_client_check = now
+                self._close_idle_clients()
+                self.used_memory()
+            self.ops_samples.append(
+                (now, self.total_commands(), self.net_input_bytes, self.net_output_bytes)
+            )
 
     def _close_idle_clients(self) -> None:
         timeout = self.config.timeout
@@ -302,15 +532,56 @@ class Server:
             return
         limit = time.time() - timeout
         for client in list(self.clients.values()):
-            if client.last_interaction < limit and not client.is_monitor:
+            if client.last_interaction < limit and not client.is_monitor and not _is_waiting(client):
                 self.log("verbose", "Closing idle client")
                 client.kill()
 
-    def instantaneous_ops_per_sec(self) -> int:
+    def _rate(self, index: int) -> float:
         if len(self.ops_samples) < 2:
-            return 0
-        (t0, c0), (t1, c1) = self.ops_samples[0], self.ops_samples[-1]
-        return int((c1 - c0) / (t1 - t0)) if t1 > t0 else 0
+            return 0.0
+        first, last = self.ops_samples[0], self.ops_samples[-1]
+        elapsed = last[0] - first[0]
+        return (last[index] - first[index]) / elapsed if elapsed > 0 else 0.0
+
+    def instantaneous_ops_per_sec(self) -> int:
+        return int(self._rate(1))
+
+    def instantaneous_kbps(self) -> tuple[float, float]:
+        """Input and output kilobytes per second over the last samples (INFO stats)."""
+        return self._rate(2) / 1024, self._rate(3) / 1024
+
+
+def _is_waiting(client: Client) -> bool:
+    """Blocked and Pub/Sub clients are exempt from the idle timeout, as in Redis."""
+    return bool(getattr(client, "blocked", False) or getattr(client, "subscriptions", 0))
+
+
+def _redact(cmd: Command | None, args: list[bytes]) -> list[bytes]:
+    """Hide secrets from the slow log as Redis does: AUTH's arguments, HELLO's AUTH pair and
+    sensitive CONFIG SET values become ``(redacted)``."""
+    if cmd is None:
+        return args
+    if cmd.name == "auth":
+        return [args[0]] + [REDACTED] * (len(args) - 1)
+    if cmd.name == "hello":
+        shown = list(args)
+        position = 2
+        while position < len(args):
+            option = args[position].lower()
+            if option == b"auth" and position + 2 < len(args):
+                shown[position + 1] = shown[position + 2] = REDACTED
+                position += 3
+            else:
+                position += 2 if option == b"setname" else 1
+        return shown
+    if cmd.fullname == "config|set":
+        shown = list(args)
+        for index in range(2, len(args) - 1, 2):
+            param = lookup_parameter(args[index].decode("utf-8", "replace"))
+            if param is not None and param.sensitive:
+                shown[index + 1] = REDACTED
+        return shown
+    return args
 
 
 def _is_loopback(peer: object) -> bool:
@@ -320,6 +591,17 @@ def _is_loopback(peer: object) -> bool:
         return ipaddress.ip_address(peer[0]).is_loopback
     except ValueError:
         return False
+
+
+def is_local(client: Client) -> bool:
+    """A loopback or Unix-socket connection (for ``enable-debug-command local``)."""
+    transport = client.transport
+    if transport is None:
+        return False
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family == socket.AF_UNIX:
+        return True
+    return _is_loopback(transport.get_extra_info("peername"))
 
 
 _REPR_ESCAPES = {

@@ -1,1 +1,455 @@
-"""CLIENT commands (being written)."""
+"""CLIENT: naming, listing, killing and configuring connections.
+
+CLIENT LIST and CLIENT INFO print one line per connection with Redis's fields in Redis's order
+(``id=4 addr=... flags=N ... resp=2 lib-name= lib-ver=``): tools split it on spaces and ``=``.
+Brook has no per-client memory accounting like Redis's allocator, so the memory fields report
+what is really buffered (query buffer, queued MULTI arguments, pending output).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from brook import connection as connection_module
+from brook.commands.args import parse_int, text
+from brook.commands.connection import check_client_name
+from brook.commands.introspection import help_reply
+from brook.commands.registry import SYNTAX_ERROR, CommandError, command, container
+from brook.connection import REPLY_OFF, REPLY_ON, REPLY_SKIP
+from brook.protocol import resp
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+    from brook.server import Server
+
+# CLIENT REPLY SKIP silences the *next* command; the connection treats this mode as "skip
+# after the current command" when it offers it, and as plain SKIP otherwise.
+REPLY_SKIP_NEXT = getattr(connection_module, "REPLY_SKIP_NEXT", REPLY_SKIP)
+
+_CLIENT_TYPES = {b"normal": "normal", b"slave": "replica", b"replica": "replica",
+                 b"master": "master", b"pubsub": "pubsub"}
+
+container("client", group="connection", acl="@slow", since="2.4.0",
+          summary="A container for client connection commands.")
+
+_CONN = "loading noscript stale"
+_CONN_ACL = "@slow @connection"
+_ADMIN = "admin noscript loading stale"
+_ADMIN_ACL = "@admin @slow @dangerous @connection"
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLIENT LIST line
+# ---------------------------------------------------------------------------------------------
+
+
+def subscription_counts(client: Client) -> tuple[int, int, int]:
+    """Channels, patterns and shard channels the client is subscribed to (Pub/Sub)."""
+    return (
+        len(getattr(client, "channels", ())),
+        len(getattr(client, "patterns", ())),
+        len(getattr(client, "shard_channels", ())),
+    )
+
+
+def client_type(client: Client) -> str:
+    """Redis's getClientType: MONITOR clients count as normal ones."""
+    return "pubsub" if any(subscription_counts(client)) else "normal"
+
+
+def _is_unix(client: Client) -> bool:
+    transport = client.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    return sock is not None and sock.family == socket.AF_UNIX
+
+
+def client_flags(client: Client) -> str:
+    """The flag letters, in Redis's order; ``N`` when none applies."""
+    letters = ""
+    if client.is_monitor:
+        letters += "O"
+    if any(subscription_counts(client)):
+        letters += "P"
+    if client.in_multi:
+        letters += "x"
+    if getattr(client, "blocked", False):
+        letters += "b"
+    if client.watch_failed:
+        letters += "d"
+    if client.closing:
+        letters += "c"
+    if _is_unix(client):
+        letters += "U"
+    if client.no_evict:
+        letters += "e"
+    if client.no_touch:
+        letters += "T"
+    return letters or "N"
+
+
+def client_line(client: Client, now: float, current_args: list[bytes] | None = None) -> bytes:
+    """One CLIENT LIST line (without the newline). ``current_args`` are the arguments of the
+    command being run, for the calling client's ``argv-mem``."""
+    sub, psub, ssub = subscription_counts(client)
+    query_buffer = client.parser.buffered() if client.parser is not None else 0
+    argv_mem = sum(len(a) for a in current_args) if current_args else 0
+    multi_mem = sum(len(a) for _, queued in client.multi_queue for a in queued)
+    transport = client.transport
+    pending = transport.get_write_buffer_size() if transport is not None else 0
+    reading = transport is not None and not transport.is_closing() and transport.is_reading()
+    events = ("r" if reading else "") + ("w" if pending else "")
+    fields = [
+        b"id=%d" % client.id,
+        b"addr=" + client.addr.encode(),
+        b"laddr=" + client.laddr.encode(),
+        b"fd=%d" % client.fd,
+        b"name=" + client.name,
+        b"age=%d" % int(now - client.created),
+        b"idle=%d" % int(now - client.last_interaction),
+        b"flags=" + client_flags(client).encode(),
+        b"db=%d" % client.db.index,
+        b"sub=%d" % sub,
+        b"psub=%d" % psub,
+        b"ssub=%d" % ssub,
+        b"multi=%d" % (len(client.multi_queue) if client.in_multi else -1),
+        b"watch=%d" % len(client.watched),
+        b"qbuf=%d" % query_buffer,
+        b"qbuf-free=0",
+        b"argv-mem=%d" % argv_mem,
+        b"multi-mem=%d" % multi_mem,
+        b"rbs=0",
+        b"rbp=0",
+        b"obl=%d" % pending,
+        b"oll=0",
+        b"omem=%d" % pending,
+        b"tot-mem=%d" % (query_buffer + argv_mem + multi_mem + pending),
+        b"events=" + events.encode(),
+        b"cmd=" + client.last_command.encode(),
+        b"user=default",
+        b"redir=-1",
+        b"resp=%d" % client.protocol,
+        b"lib-name=" + client.lib_name,
+        b"lib-ver=" + client.lib_ver,
+    ]
+    return b" ".join(fields)
+
+
+def _list_reply(client: Client, clients: Iterable[Client], args: list[bytes]) -> bytes:
+    now = time.time()
+    lines = b"".join(
+        client_line(c, now, args if c is client else None) + b"\n" for c in clients
+    )
+    return resp.encode(resp.Verbatim(lines), client.protocol)
+
+
+# ---------------------------------------------------------------------------------------------
+# Identity
+# ---------------------------------------------------------------------------------------------
+
+
+@command("client|id", arity=2, flags=_CONN, acl=_CONN_ACL, since="5.0.0",
+         summary="Returns the unique client ID of the connection.", syntax="")
+def client_id(client: Client, args: list[bytes]) -> bytes:
+    return resp.integer(client.id)
+
+
+@command("client|setname", arity=3, flags=_CONN, acl=_CONN_ACL, since="2.6.9",
+         summary="Sets the connection name.", syntax="connection-name")
+def client_setname(client: Client, args: list[bytes]) -> bytes:
+    check_client_name(args[2])
+    client.name = args[2]
+    return resp.OK
+
+
+@command("client|getname", arity=2, flags=_CONN, acl=_CONN_ACL, since="2.6.9",
+         summary="Returns the name of the connection.", syntax="")
+def client_getname(client: Client, args: list[bytes]) -> bytes:
+    return resp.bulk_or_null(client.name or None, client.protocol)
+
+
+@command("client|setinfo", arity=4, flags=_CONN, acl=_CONN_ACL, since="7.2.0",
+         summary="Sets information specific to the client or connection.",
+         syntax="LIB-NAME libname | LIB-VER libver")
+def client_setinfo(client: Client, args: list[bytes]) -> bytes:
+    attribute = args[2].lower()
+    if attribute not in (b"lib-name", b"lib-ver"):
+        raise CommandError(f"ERR Unrecognized option '{text(args[2])}'")
+    value = args[3]
+    for byte in value:
+        if byte < 0x21 or byte > 0x7E:
+            raise CommandError(
+                f"ERR {text(args[2])} cannot contain spaces, newlines or special characters."
+            )
+    if attribute == b"lib-name":
+        client.lib_name = value
+    else:
+        client.lib_ver = value
+    return resp.OK
+
+
+# ---------------------------------------------------------------------------------------------
+# LIST, INFO, KILL
+# ---------------------------------------------------------------------------------------------
+
+
+def _parse_type(arg: bytes) -> str:
+    kind = _CLIENT_TYPES.get(arg.lower())
+    if kind is None:
+        raise CommandError(f"ERR Unknown client type '{text(arg)}'")
+    return kind
+
+
+@command("client|list", arity=-2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.4.0",
+         summary="Lists open connections.",
+         complexity="O(N) where N is the number of client connections",
+         syntax="[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]")
+def client_list(client: Client, args: list[bytes]) -> bytes:
+    clients = client.server.clients
+    if len(args) == 4 and args[2].lower() == b"type":
+        kind = _parse_type(args[3])
+        return _list_reply(client, (c for c in clients.values() if client_type(c) == kind), args)
+    if len(args) > 3 and args[2].lower() == b"id":
+        ids = [parse_int(a, "ERR Invalid client ID") for a in args[3:]]
+        found = (clients[i] for i in ids if i in clients)
+        return _list_reply(client, found, args)
+    if len(args) != 2:
+        raise CommandError(SYNTAX_ERROR)
+    return _list_reply(client, list(clients.values()), args)
+
+
+@command("client|info", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.2.0",
+         summary="Returns information about the connection.", syntax="")
+def client_info(client: Client, args: list[bytes]) -> bytes:
+    return _list_reply(client, [client], args)
+
+
+@dataclass
+class KillFilter:
+    """CLIENT KILL's new-style filters; every given one must match."""
+
+    client_id: int | None = None
+    kind: str | None = None
+    addr: str | None = None
+    laddr: str | None = None
+    skip_me: bool = True
+    max_age: int = 0
+
+    def matches(self, candidate: Client, caller: Client, now: float) -> bool:
+        if self.skip_me and candidate is caller:
+            return False
+        if self.client_id is not None and candidate.id != self.client_id:
+            return False
+        if self.kind is not None and client_type(candidate) != self.kind:
+            return False
+        if self.addr is not None and candidate.addr != self.addr:
+            return False
+        if self.laddr is not None and candidate.laddr != self.laddr:
+            return False
+        return not (self.max_age and now - candidate.created < self.max_age)
+
+
+def _parse_kill_filter(args: list[bytes]) -> KillFilter:
+    found = KillFilter()
+    for position in range(2, len(args), 2):
+        option, value = args[position].lower(), args[position + 1]
+        if option == b"id":
+            try:
+                found.client_id = parse_int(value)
+            except CommandError:
+                found.client_id = 0
+            if found.client_id < 1:
+                raise CommandError("ERR client-id should be greater than 0")
+        elif option == b"type":
+            found.kind = _parse_type(value)
+        elif option == b"addr":
+            found.addr = text(value)
+        elif option == b"laddr":
+            found.laddr = text(value)
+        elif option == b"user":
+            if value != b"default":
+                raise CommandError(f"ERR No such user '{text(value)}'")
+        elif option == b"skipme":
+            if value.lower() not in (b"yes", b"no"):
+                raise CommandError(SYNTAX_ERROR)
+            found.skip_me = value.lower() == b"yes"
+        elif option == b"maxage":
+            found.max_age = parse_int(value, "ERR maxage is not an integer or out of range")
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    return found
+
+
+def _kill(target: Client, caller: Client) -> None:
+    """The caller itself is closed after its reply; others at once."""
+    if target is caller:
+        caller.close()
+    else:
+        target.kill()
+
+
+@command("client|kill", arity=-3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.4.0",
+         summary="Terminates open connections.",
+         complexity="O(N) where N is the number of client connections",
+         syntax="ip:port | [ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] "
+                "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO] "
+                "[MAXAGE maxage]")
+def client_kill(client: Client, args: list[bytes]) -> bytes:
+    server: Server = client.server
+    if len(args) == 3:
+        # The old form: one address, and a client may kill itself.
+        address = text(args[2])
+        for candidate in server.clients.values():
+            if candidate.addr == address:
+                _kill(candidate, client)
+                return resp.OK
+        raise CommandError("ERR No such client")
+    if len(args) % 2:
+        raise CommandError(SYNTAX_ERROR)
+    kill_filter = _parse_kill_filter(args)
+    now = time.time()
+    if kill_filter.client_id is not None:
+        single = server.clients.get(kill_filter.client_id)
+        candidates = [single] if single is not None else []
+    else:
+        candidates = list(server.clients.values())
+    killed = 0
+    for candidate in candidates:
+        if kill_filter.matches(candidate, client, now):
+            _kill(candidate, client)
+            killed += 1
+    return resp.integer(killed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Modes
+# ---------------------------------------------------------------------------------------------
+
+
+@command("client|reply", arity=3, flags=_CONN, acl=_CONN_ACL, since="3.2.0",
+         summary="Instructs the server whether to reply to commands.", syntax="ON | OFF | SKIP")
+def client_reply(client: Client, args: list[bytes]) -> bytes:
+    mode = args[2].lower()
+    if mode == b"on":
+        client.reply_mode = REPLY_ON
+        client.refresh_mode()
+        return resp.OK
+    if mode == b"off":
+        client.reply_mode = REPLY_OFF
+    elif mode == b"skip":
+        if client.reply_mode != REPLY_OFF:
+            client.reply_mode = REPLY_SKIP_NEXT
+    else:
+        raise CommandError(SYNTAX_ERROR)
+    client.refresh_mode()
+    return b""
+
+
+def _on_off(arg: bytes) -> bool:
+    lowered = arg.lower()
+    if lowered == b"on":
+        return True
+    if lowered == b"off":
+        return False
+    raise CommandError(SYNTAX_ERROR)
+
+
+@command("client|no-evict", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="7.0.0",
+         summary="Sets the client eviction mode of the connection.", syntax="ON | OFF")
+def client_no_evict(client: Client, args: list[bytes]) -> bytes:
+    client.no_evict = _on_off(args[2])
+    return resp.OK
+
+
+@command("client|no-touch", arity=3, flags="noscript loading stale", acl="@slow @connection",
+         since="7.2.0",
+         summary="Controls whether commands sent by the client affect the LRU/LFU of accessed "
+                 "keys.",
+         syntax="ON | OFF")
+def client_no_touch(client: Client, args: list[bytes]) -> bytes:
+    client.no_touch = _on_off(args[2])
+    return resp.OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Client-side caching (not supported: tracking is always off)
+# ---------------------------------------------------------------------------------------------
+
+
+@command("client|trackinginfo", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.2.0",
+         summary="Returns information about server-assisted client-side caching for the "
+                 "connection.",
+         syntax="")
+def client_trackinginfo(client: Client, args: list[bytes]) -> bytes:
+    return resp.encode(
+        resp.Map({"flags": resp.RSet([b"off"]), "redirect": -1, "prefixes": []}),
+        client.protocol,
+    )
+
+
+@command("client|getredir", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.0.0",
+         summary="Returns the client ID to which the connection's tracking notifications are "
+                 "redirected.",
+         syntax="")
+def client_getredir(client: Client, args: list[bytes]) -> bytes:
+    return resp.integer(-1)
+
+
+_CLIENT_HELP = [
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("client|help", arity=2, flags="loading stale", acl="@slow @connection", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def client_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_CLIENT_HELP)

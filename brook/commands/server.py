@@ -1,80 +1,470 @@
-"""Server commands: CONFIG, DEBUG, SLOWLOG (first versions; see the issue notes)."""
+"""Server administration: CONFIG, INFO, TIME, LASTSAVE, DEBUG, SHUTDOWN, MONITOR, SLOWLOG,
+LATENCY.
+
+INFO's field names and formats are Redis's exactly, because monitoring tools, client libraries
+and redis-benchmark parse them.
+"""
 
 from __future__ import annotations
 
+import os
+import platform
+import re
+import resource
+import sys
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int
-from brook.commands.registry import CommandError, command, container
-from brook.config import PARAMETERS_BY_NAME, ConfigError
+from brook.commands.args import parse_int, text
+from brook.commands.introspection import help_reply
+from brook.commands.registry import (
+    COMMANDS,
+    NO_SUCH_KEY,
+    SYNTAX_ERROR,
+    Command,
+    CommandError,
+    command,
+    container,
+)
+from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
+from brook.keyspace import ENCODINGS
 from brook.protocol import resp
+from brook.server import is_local
 
 if TYPE_CHECKING:
     from brook.connection import Client
+    from brook.server import Server
+
+_ADMIN = "admin noscript loading stale"
+_ADMIN_ACL = "@admin @slow @dangerous"
+
+
+def protected_action_allowed(setting: str, client: Client) -> bool:
+    """``yes``, or ``local`` from a loopback/Unix connection (enable-debug-command and
+    enable-protected-configs)."""
+    return setting == "yes" or (setting == "local" and is_local(client))
+
+
+# ---------------------------------------------------------------------------------------------
+# CONFIG
+# ---------------------------------------------------------------------------------------------
 
 container("config", group="server", acl="@slow", since="2.0.0",
           summary="A container for server configuration commands.")
 
 
-@command("config|get", arity=-3, flags="admin noscript loading stale", acl="@admin @slow @dangerous",
-         since="2.0.0", summary="Returns the effective values of configuration parameters.",
+@command("config|get", arity=-3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.0.0",
+         summary="Returns the effective values of configuration parameters.",
          complexity="O(N) when N is the number of configuration parameters provided",
          syntax="parameter [parameter ...]")
 def config_get(client: Client, args: list[bytes]) -> bytes:
-    found: dict[str, str] = {}
+    # Several patterns may match one parameter: it is replied once, under the first name seen.
+    found: dict[str, tuple[str, str]] = {}
     for pattern in args[2:]:
-        found.update(client.server.config.matching(pattern.decode("utf-8", "replace")))
-    return resp.encode(resp.Map(found), client.protocol)
+        matches = client.server.config.matching(pattern.decode("utf-8", "surrogateescape"))
+        for name, value in matches.items():
+            found.setdefault(name.lower(), (name, value))
+    return resp.encode(resp.Map(dict(found.values())), client.protocol)
 
 
-@command("config|set", arity=-4, flags="admin noscript loading stale", acl="@admin @slow @dangerous",
-         since="2.0.0", summary="Sets configuration parameters in-flight.",
+@command("config|set", arity=-4, flags=_ADMIN, acl=_ADMIN_ACL, since="2.0.0",
+         summary="Sets configuration parameters in-flight.",
          complexity="O(N) when N is the number of configuration parameters provided",
          syntax="parameter value [parameter value ...]")
 def config_set(client: Client, args: list[bytes]) -> bytes:
-    pairs = args[2:]
-    if len(pairs) % 2:
-        raise CommandError("ERR wrong number of arguments for 'config|set' command")
+    if len(args) % 2:
+        raise CommandError(SYNTAX_ERROR)
+    texts = [a.decode("utf-8", "surrogateescape") for a in args[2:]]
+    pairs = list(zip(texts[::2], texts[1::2], strict=True))
     config = client.server.config
-    seen: set[str] = set()
-    updates: list[tuple[str, str]] = []
-    for i in range(0, len(pairs), 2):
-        name = pairs[i].decode("utf-8", "replace").lower()
-        param = PARAMETERS_BY_NAME.get(name)
-        if param is None:
-            raise CommandError(
-                f"ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )
-        if param.name in seen:
-            raise CommandError(
-                f"ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
-            )
-        seen.add(param.name)
-        updates.append((name, pairs[i + 1].decode("utf-8", "replace")))
-    # Validate everything before applying anything, so a failed CONFIG SET changes nothing.
-    previous = {name: config.get(name) for name, _ in updates}
     try:
-        for name, value in updates:
-            config.set(name, value)
-    except ConfigError as err:
-        for old_name, old_value in previous.items():
-            config.set(old_name, old_value, at_startup=True)
-        raise CommandError(
-            f"ERR CONFIG SET failed (possibly related to argument '{name}') - {err}"
-        )
+        config.set_many(pairs, protected_action_allowed(config.enable_protected_configs, client))
+    except ConfigSetError as err:
+        raise CommandError(f"ERR {err}")
     return resp.OK
 
 
-@command("config|resetstat", arity=2, flags="admin noscript loading stale",
-         acl="@admin @slow @dangerous", since="2.0.0", summary="Resets the server's statistics.",
-         syntax="")
+@command("config|resetstat", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.0.0",
+         summary="Resets the server's statistics.", syntax="")
 def config_resetstat(client: Client, args: list[bytes]) -> bytes:
     client.server.reset_stats()
     return resp.OK
 
 
-container("debug", arity=-2, group="server", acl="@admin @slow @dangerous", since="1.0.0",
-          flags="admin noscript loading stale", summary="A container for debugging commands.")
+@command("config|rewrite", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.0",
+         summary="Persists the effective configuration to file.", syntax="")
+def config_rewrite(client: Client, args: list[bytes]) -> bytes:
+    server = client.server
+    try:
+        server.config.rewrite()
+    except ConfigError as err:
+        server.log("warning", f"CONFIG REWRITE failed: {err}")
+        raise CommandError(f"ERR {err}")
+    server.log("notice", "CONFIG REWRITE executed with success.")
+    return resp.OK
+
+
+_CONFIG_HELP = [
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("config|help", arity=2, flags="loading stale", acl="@slow", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def config_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_CONFIG_HELP)
+
+
+# ---------------------------------------------------------------------------------------------
+# INFO
+# ---------------------------------------------------------------------------------------------
+
+
+def bytes_to_human(n: int) -> str:
+    """Redis's bytesToHuman: ``1015.65K``, ``6.60M``."""
+    if n < 1024:
+        return f"{n}B"
+    for power, suffix in enumerate("KMGTP", start=1):
+        if n < 1024 ** (power + 1) or suffix == "P":
+            return f"{n / 1024 ** power:.2f}{suffix}"
+    raise AssertionError("unreachable")
+
+
+def _total_system_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+
+
+def _section_server(server: Server) -> list[str]:
+    now = time.time()
+    uptime = int(time.monotonic() - server.started_monotonic)
+    config = server.config
+    uname = platform.uname()
+    binds = ",".join(f"bind={address}" for address in config.bind)
+    lines = [
+        f"redis_version:{VERSION}",
+        f"brook_version:{BROOK_VERSION}",
+        "redis_git_sha1:00000000",
+        "redis_git_dirty:0",
+        "redis_build_id:0",
+        "redis_mode:standalone",
+        f"os:{uname.system} {uname.release} {uname.machine}",
+        "arch_bits:64",
+        "monotonic_clock:POSIX clock_gettime",
+        "multiplexing_api:epoll",
+        "atomicvar_api:c11-builtin",
+        "gcc_version:0.0.0",
+        f"process_id:{server.pid}",
+        f"process_supervised:{config.supervised if config.supervised != 'auto' else 'no'}",
+        f"run_id:{server.run_id}",
+        f"tcp_port:{config.port}",
+        f"server_time_usec:{int(now * 1_000_000)}",
+        f"uptime_in_seconds:{uptime}",
+        f"uptime_in_days:{uptime // 86400}",
+        f"hz:{config.hz}",
+        f"configured_hz:{config.hz}",
+        f"lru_clock:{int(now) & ((1 << 24) - 1)}",
+        f"executable:{os.path.abspath(sys.argv[0])}",
+        f"config_file:{config.config_file or ''}",
+        "io_threads_active:0",
+        f"listener0:name=tcp,{binds},port={config.port}",
+    ]
+    if config.unixsocket:
+        lines.append(f"listener1:name=unix,bind={config.unixsocket}")
+    return lines
+
+
+def _section_clients(server: Server) -> list[str]:
+    clients = server.clients.values()
+    watching = sum(1 for c in clients if c.watched)
+    watched_keys = sum(len(db.watchers) for db in server.keyspace.databases)
+    return [
+        f"connected_clients:{len(server.clients)}",
+        "cluster_connections:0",
+        f"maxclients:{server.config.maxclients}",
+        "client_recent_max_input_buffer:0",
+        "client_recent_max_output_buffer:0",
+        "blocked_clients:0",
+        "tracking_clients:0",
+        "pubsub_clients:0",
+        f"watching_clients:{watching}",
+        "clients_in_timeout_table:0",
+        f"total_watched_keys:{watched_keys}",
+        "total_blocking_keys:0",
+        "total_blocking_keys_on_nokey:0",
+    ]
+
+
+def _section_memory(server: Server) -> list[str]:
+    used = server.used_memory()
+    startup = min(server.startup_memory, used)
+    peak = max(server.peak_memory, used)
+    system = _total_system_memory()
+    config = server.config
+    dataset = used - startup
+    return [
+        f"used_memory:{used}",
+        f"used_memory_human:{bytes_to_human(used)}",
+        f"used_memory_rss:{used}",
+        f"used_memory_rss_human:{bytes_to_human(used)}",
+        f"used_memory_peak:{peak}",
+        f"used_memory_peak_human:{bytes_to_human(peak)}",
+        f"used_memory_peak_perc:{used * 100 / peak if peak else 100:.2f}%",
+        f"used_memory_overhead:{startup}",
+        f"used_memory_startup:{startup}",
+        f"used_memory_dataset:{dataset}",
+        f"used_memory_dataset_perc:{dataset * 100 / used if used else 0:.2f}%",
+        f"total_system_memory:{system}",
+        f"total_system_memory_human:{bytes_to_human(system)}",
+        "used_memory_lua:0",
+        "used_memory_scripts:0",
+        f"maxmemory:{config.maxmemory}",
+        f"maxmemory_human:{bytes_to_human(config.maxmemory)}",
+        f"maxmemory_policy:{config.maxmemory_policy}",
+        "mem_fragmentation_ratio:1.00",
+        "mem_fragmentation_bytes:0",
+        "mem_not_counted_for_evict:0",
+        "mem_clients_normal:0",
+        "mem_allocator:libc",
+        "lazyfree_pending_objects:0",
+        "lazyfreed_objects:0",
+    ]
+
+
+def _section_persistence(server: Server) -> list[str]:
+    return [
+        "loading:0",
+        "async_loading:0",
+        f"rdb_changes_since_last_save:{server.dirty}",
+        "rdb_bgsave_in_progress:0",
+        f"rdb_last_save_time:{server.last_save_time}",
+        f"rdb_last_bgsave_status:{'ok' if server.last_bgsave_ok else 'err'}",
+        "rdb_last_bgsave_time_sec:-1",
+        "rdb_current_bgsave_time_sec:-1",
+        f"rdb_saves:{server.rdb_saves}",
+        f"aof_enabled:{int(server.config.appendonly)}",
+        "aof_rewrite_in_progress:0",
+        "aof_rewrite_scheduled:0",
+        "aof_last_rewrite_time_sec:-1",
+        "aof_current_rewrite_time_sec:-1",
+        "aof_last_bgrewrite_status:ok",
+        "aof_rewrites:0",
+        "aof_last_write_status:ok",
+    ]
+
+
+def _section_stats(server: Server) -> list[str]:
+    stats = server.stats
+    keyspace = server.keyspace
+    input_kbps, output_kbps = server.instantaneous_kbps()
+    return [
+        f"total_connections_received:{stats['total_connections_received']}",
+        f"total_commands_processed:{server.total_commands()}",
+        f"instantaneous_ops_per_sec:{server.instantaneous_ops_per_sec()}",
+        f"total_net_input_bytes:{server.net_input_bytes}",
+        f"total_net_output_bytes:{server.net_output_bytes}",
+        "total_net_repl_input_bytes:0",
+        "total_net_repl_output_bytes:0",
+        f"instantaneous_input_kbps:{input_kbps:.2f}",
+        f"instantaneous_output_kbps:{output_kbps:.2f}",
+        "instantaneous_input_repl_kbps:0.00",
+        "instantaneous_output_repl_kbps:0.00",
+        f"rejected_connections:{stats['rejected_connections']}",
+        "sync_full:0",
+        "sync_partial_ok:0",
+        "sync_partial_err:0",
+        f"expired_keys:{keyspace.expired_keys}",
+        "expired_stale_perc:0.00",
+        "expired_time_cap_reached_count:0",
+        "evicted_keys:0",
+        "evicted_clients:0",
+        f"keyspace_hits:{keyspace.hits}",
+        f"keyspace_misses:{keyspace.misses}",
+        "pubsub_channels:0",
+        "pubsub_patterns:0",
+        "pubsubshard_channels:0",
+        "latest_fork_usec:0",
+        "total_forks:0",
+        "tracking_total_keys:0",
+        "unexpected_error_replies:0",
+        f"total_error_replies:{stats['total_error_replies']}",
+        "dump_payload_sanitizations:0",
+    ]
+
+
+def _section_replication(server: Server) -> list[str]:
+    return [
+        "role:master",
+        "connected_slaves:0",
+        "master_failover_state:no-failover",
+        f"master_replid:{server.replication_id}",
+        "master_replid2:0000000000000000000000000000000000000000",
+        "master_repl_offset:0",
+        "second_repl_offset:-1",
+        "repl_backlog_active:0",
+        f"repl_backlog_size:{server.config.repl_backlog_size}",
+        "repl_backlog_first_byte_offset:0",
+        "repl_backlog_histlen:0",
+    ]
+
+
+def _seconds(value: float) -> str:
+    return f"{int(value)}.{int(round((value - int(value)) * 1e6)):06d}"
+
+
+def _section_cpu(server: Server) -> list[str]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    thread = resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF))
+    return [
+        f"used_cpu_sys:{_seconds(own.ru_stime)}",
+        f"used_cpu_user:{_seconds(own.ru_utime)}",
+        f"used_cpu_sys_children:{_seconds(children.ru_stime)}",
+        f"used_cpu_user_children:{_seconds(children.ru_utime)}",
+        f"used_cpu_sys_main_thread:{_seconds(thread.ru_stime)}",
+        f"used_cpu_user_main_thread:{_seconds(thread.ru_utime)}",
+    ]
+
+
+def _commands_with_stats() -> list[Command]:
+    found: list[Command] = []
+    for cmd in COMMANDS.values():
+        for entry in (cmd, *cmd.subcommands.values()):
+            if entry.calls or entry.failed_calls or entry.rejected_calls:
+                found.append(entry)
+    return found
+
+
+def _section_commandstats(server: Server) -> list[str]:
+    lines = []
+    for cmd in _commands_with_stats():
+        usec = int(cmd.seconds * 1e6)
+        per_call = usec / cmd.calls if cmd.calls else 0.0
+        lines.append(
+            f"cmdstat_{cmd.fullname}:calls={cmd.calls},usec={usec},usec_per_call={per_call:.2f},"
+            f"rejected_calls={cmd.rejected_calls},failed_calls={cmd.failed_calls}"
+        )
+    return lines
+
+
+def _section_errorstats(server: Server) -> list[str]:
+    return [f"errorstat_{code}:count={count}" for code, count in sorted(server.errorstats.items())]
+
+
+def _section_keyspace(server: Server) -> list[str]:
+    lines = []
+    for db in server.keyspace.databases:
+        if db.data:
+            lines.append(
+                f"db{db.index}:keys={len(db.data)},expires={len(db.expires)},"
+                f"avg_ttl={_average_ttl(db.expires)},subexpiry=0"
+            )
+    return lines
+
+
+_TTL_SAMPLE = 128
+
+
+def _average_ttl(expires: dict[bytes, int]) -> int:
+    """An estimate from a bounded sample of deadlines, like Redis's (INFO stays cheap)."""
+    if not expires:
+        return 0
+    now_ms = int(time.time() * 1000)
+    total = counted = 0
+    for deadline in expires.values():
+        if deadline > now_ms:
+            total += deadline - now_ms
+            counted += 1
+        if counted >= _TTL_SAMPLE:
+            break
+    return total // counted if counted else 0
+
+
+# (name, in the default set, title, lines): Redis's order.
+_SECTIONS: list[tuple[str, bool, str, Callable[[Server], list[str]]]] = [
+    ("server", True, "Server", _section_server),
+    ("clients", True, "Clients", _section_clients),
+    ("memory", True, "Memory", _section_memory),
+    ("persistence", True, "Persistence", _section_persistence),
+    ("stats", True, "Stats", _section_stats),
+    ("replication", True, "Replication", _section_replication),
+    ("cpu", True, "CPU", _section_cpu),
+    ("modules", True, "Modules", lambda server: []),
+    ("commandstats", False, "Commandstats", _section_commandstats),
+    ("errorstats", True, "Errorstats", _section_errorstats),
+    ("cluster", True, "Cluster", lambda server: ["cluster_enabled:0"]),
+    ("keyspace", True, "Keyspace", _section_keyspace),
+]
+
+
+def _requested_sections(args: list[bytes]) -> set[str]:
+    if not args:
+        return {name for name, default, _, _ in _SECTIONS if default}
+    wanted: set[str] = set()
+    for arg in args:
+        name = arg.decode("utf-8", "replace").lower()
+        if name == "default":
+            wanted.update(n for n, default, _, _ in _SECTIONS if default)
+        elif name in ("all", "everything"):
+            wanted.update(n for n, _, _, _ in _SECTIONS)
+        else:
+            wanted.add(name)
+    return wanted
+
+
+def info_text(server: Server, args: list[bytes]) -> str:
+    """The INFO report: requested sections in Redis's order, separated by a blank line."""
+    wanted = _requested_sections(args)
+    parts = []
+    for name, _, title, lines in _SECTIONS:
+        if name in wanted:
+            parts.append("".join(f"{line}\r\n" for line in [f"# {title}", *lines(server)]))
+    return "\r\n".join(parts)
+
+
+@command("info", arity=-1, flags="loading stale", acl="@slow @dangerous", group="server",
+         summary="Returns information and statistics about the server.",
+         complexity="O(1)", syntax="[section [section ...]]")
+def info(client: Client, args: list[bytes]) -> bytes:
+    text = info_text(client.server, args[1:]).encode()
+    return resp.encode(resp.Verbatim(text), client.protocol)
+
+
+# ---------------------------------------------------------------------------------------------
+# TIME, LASTSAVE
+# ---------------------------------------------------------------------------------------------
+
+
+@command("time", arity=1, flags="loading stale fast", acl="@fast", group="server", since="2.6.0",
+         summary="Returns the server time.", syntax="")
+def time_(client: Client, args: list[bytes]) -> bytes:
+    micros = time.time_ns() // 1000
+    return resp.array_of_bulks([b"%d" % (micros // 1_000_000), b"%d" % (micros % 1_000_000)])
+
+
+@command("lastsave", arity=1, flags="loading stale fast", acl="@admin @fast @dangerous",
+         group="server", summary="Returns the Unix timestamp of the last successful save to disk.",
+         syntax="")
+def lastsave(client: Client, args: list[bytes]) -> bytes:
+    return resp.integer(client.server.last_save_time)
+
+
+# ---------------------------------------------------------------------------------------------
+# DEBUG
+# ---------------------------------------------------------------------------------------------
 
 _DEBUG_DISABLED = (
     'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you '
@@ -83,26 +473,419 @@ _DEBUG_DISABLED = (
 )
 
 
-def _check_debug_allowed(client: Client) -> None:
-    if client.server.config.enable_debug_command == "no":  # type: ignore[attr-defined]
-        raise CommandError(_DEBUG_DISABLED)
+_C_INTEGER_PREFIX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_C_DOUBLE_PREFIX = re.compile(
+    rb"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
+    rb"|inf(?:inity)?|nan))",
+    re.IGNORECASE,
+)
 
 
-@command("debug|set-active-expire", arity=3, flags="admin noscript loading stale",
-         acl="@admin @slow @dangerous", summary="Enables or disables the active expire cycle.",
-         syntax="0|1")
-def debug_set_active_expire(client: Client, args: list[bytes]) -> bytes:
-    _check_debug_allowed(client)
-    client.server.keyspace.active_expire_enabled = bool(parse_int(args[2]))
+def c_atoi(arg: bytes) -> int:
+    """C's ``atoi``: the leading integer of the argument, 0 when there is none."""
+    found = _C_INTEGER_PREFIX.match(arg)
+    return int(found.group(1)) if found else 0
+
+
+def c_strtod(arg: bytes) -> float:
+    """C's ``strtod`` without an end pointer: the leading number, 0.0 when there is none."""
+    found = _C_DOUBLE_PREFIX.match(arg)
+    return float(found.group(1)) if found else 0.0
+
+
+def _debug_sleep(client: Client, args: list[bytes]) -> bytes:
+    seconds = c_strtod(args[2])
+    if seconds > 0 and seconds != float("inf"):
+        time.sleep(seconds)  # blocks the whole server, which is the point of DEBUG SLEEP
     return resp.OK
 
+
+def _debug_set_active_expire(client: Client, args: list[bytes]) -> bytes:
+    client.server.keyspace.active_expire_enabled = bool(c_atoi(args[2]))
+    return resp.OK
+
+
+def _string_encoding(value: object) -> str:
+    if isinstance(value, bytes):
+        if len(value) <= 20 and parse_int_or_none(value) is not None:
+            return "int"
+        return "embstr" if len(value) <= 44 else "raw"
+    return "raw"
+
+
+def parse_int_or_none(value: bytes) -> int | None:
+    try:
+        return parse_int(value)
+    except CommandError:
+        return None
+
+
+def _serialized_length(value: object) -> int:
+    """An estimate of the RDB size of a value (DEBUG OBJECT's serializedlength)."""
+    if isinstance(value, bytes | bytearray):
+        number = parse_int_or_none(bytes(value)) if len(value) <= 20 else None
+        if number is not None and -(2**31) <= number < 2**31:
+            return 2 if -128 <= number < 128 else 3 if -32768 <= number < 32768 else 5
+        size = len(value)
+        return size + (1 if size < 64 else 2 if size < 16384 else 5)
+    try:
+        return len(value)  # type: ignore[arg-type]
+    except TypeError:
+        return 1
+
+
+def _debug_object(client: Client, args: list[bytes]) -> bytes:
+    value = client.db.lookup(args[2])
+    if value is None:
+        raise CommandError(NO_SUCH_KEY)
+    encoder = ENCODINGS.get(type(value))
+    encoding = encoder(value) if encoder is not None else _string_encoding(value)
+    lru_clock = int(time.time()) & ((1 << 24) - 1)
+    return resp.simple(
+        f"Value at:0x{id(value):x} refcount:1 encoding:{encoding} "
+        f"serializedlength:{_serialized_length(value)} lru:{lru_clock} lru_seconds_idle:0"
+    )
+
+
+def _debug_log(client: Client, args: list[bytes]) -> bytes:
+    client.server.log("warning", f"DEBUG LOG: {args[2].decode('utf-8', 'replace')}")
+    return resp.OK
+
+
+_PROTOCOL_REPLIES: dict[bytes, tuple[bytes, bytes]] = {
+    # type: (RESP2 reply, RESP3 reply), as Redis's DEBUG PROTOCOL sends them
+    b"string": (b"$11\r\nHello World\r\n", b"$11\r\nHello World\r\n"),
+    b"integer": (b":12345\r\n", b":12345\r\n"),
+    b"double": (b"$5\r\n3.141\r\n", b",3.141\r\n"),
+    b"bignum": (
+        b"$37\r\n1234567999999999999999999999999999999\r\n",
+        b"(1234567999999999999999999999999999999\r\n",
+    ),
+    b"null": (b"$-1\r\n", b"_\r\n"),
+    b"array": (b"*3\r\n:0\r\n:1\r\n:2\r\n", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+    b"set": (b"*3\r\n:0\r\n:1\r\n:2\r\n", b"~3\r\n:0\r\n:1\r\n:2\r\n"),
+    b"map": (
+        b"*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n",
+        b"%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n",
+    ),
+    b"attrib": (
+        b"$39\r\nSome real reply following the attribute\r\n",
+        b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"
+        b"$39\r\nSome real reply following the attribute\r\n",
+    ),
+    b"push": (
+        b"-ERR RESP2 is not supported by this command\r\n",
+        b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$40\r\nSome real reply following the push reply\r\n",
+    ),
+    b"verbatim": (
+        b"$25\r\nThis is a verbatim\nstring\r\n",
+        b"=29\r\ntxt:This is a verbatim\nstring\r\n",
+    ),
+    b"true": (b":1\r\n", b"#t\r\n"),
+    b"false": (b":0\r\n", b"#f\r\n"),
+}
+
+
+def _debug_protocol(client: Client, args: list[bytes]) -> bytes:
+    replies = _PROTOCOL_REPLIES.get(args[2].lower())
+    if replies is None:
+        raise CommandError(
+            "ERR Wrong protocol type name. Please use one of the following: "
+            "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+        )
+    if args[2].lower() == b"push" and client.protocol == 2:
+        raise CommandError("ERR RESP2 is not supported by this command")
+    return replies[0] if client.protocol == 2 else replies[1]
+
+
+# name -> (exact argument count, handler)
+_DEBUG_SUBCOMMANDS: dict[bytes, tuple[int, Callable[[Client, list[bytes]], bytes]]] = {
+    b"sleep": (3, _debug_sleep),
+    b"set-active-expire": (3, _debug_set_active_expire),
+    b"object": (3, _debug_object),
+    b"log": (3, _debug_log),
+    b"protocol": (3, _debug_protocol),
+}
+
+_DEBUG_HELP = [
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("debug", arity=-2, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
+         summary="A container for debugging commands.", complexity="Depends on subcommand.",
+         syntax="")
+def debug(client: Client, args: list[bytes]) -> bytes:
+    """One command whose first argument picks the action, as in Redis (not a container)."""
+    if not protected_action_allowed(client.server.config.enable_debug_command, client):
+        raise CommandError(_DEBUG_DISABLED)
+    name = args[1].lower()
+    if name == b"help" and len(args) == 2:
+        return help_reply(_DEBUG_HELP)
+    entry = _DEBUG_SUBCOMMANDS.get(name)
+    if entry is None or entry[0] != len(args):
+        raise CommandError(
+            f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
+            "Try DEBUG HELP."
+        )
+    return entry[1](client, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# SHUTDOWN, MONITOR
+# ---------------------------------------------------------------------------------------------
+
+
+@command("shutdown", arity=-1, flags="admin noscript loading stale no-multi allow-busy",
+         acl=_ADMIN_ACL, group="server",
+         summary="Synchronously saves the database(s) to disk and shuts down the Redis server.",
+         complexity="O(N) when saving, where N is the total number of keys in all databases "
+         "when saving data, otherwise O(1)",
+         syntax="[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]")
+def shutdown(client: Client, args: list[bytes]) -> bytes:
+    options = {a.lower() for a in args[1:]}
+    if not options <= {b"nosave", b"save", b"now", b"force", b"abort"}:
+        raise CommandError(SYNTAX_ERROR)
+    if (b"abort" in options and len(args) > 2) or {b"save", b"nosave"} <= options:
+        raise CommandError(SYNTAX_ERROR)
+    if b"abort" in options:
+        # Brook has no replicas to wait for: a shutdown never stays pending.
+        raise CommandError("ERR No shutdown in progress.")
+    save = True if b"save" in options else False if b"nosave" in options else None
+    client.close()  # no reply: the connection just ends, as with Redis
+    if not client.server.shutdown(save=save, force=b"force" in options):
+        client.closing = False
+        client.refresh_mode()
+        raise CommandError("ERR Errors trying to SHUTDOWN. Check logs.")
+    return b""
+
+
+@command("monitor", arity=1, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
+         summary="Listens for all requests received by the server in real-time.",
+         complexity="", syntax="")
+def monitor(client: Client, args: list[bytes]) -> bytes:
+    if client.is_monitor:
+        return b""  # already monitoring: Redis ignores the repeated request
+    client.server.add_monitor(client)
+    return resp.OK
+
+
+# ---------------------------------------------------------------------------------------------
+# SLOWLOG
+# ---------------------------------------------------------------------------------------------
 
 container("slowlog", group="server", acl="@slow", since="2.2.12",
           summary="A container for slow log commands.")
 
 
-@command("slowlog|reset", arity=2, flags="admin loading stale", acl="@admin @slow @dangerous",
-         since="2.2.12", summary="Clears all entries from the slow log.", syntax="")
+@command("slowlog|get", arity=-2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
+         summary="Returns the slow log's entries.",
+         complexity="O(N) where N is the number of entries returned", syntax="[count]")
+def slowlog_get(client: Client, args: list[bytes]) -> bytes:
+    slowlog = client.server.slowlog
+    count = 10
+    if len(args) == 3:
+        count = parse_int(args[2], "ERR count should be greater than or equal to -1")
+        if count < -1:
+            raise CommandError("ERR count should be greater than or equal to -1")
+        if count == -1:
+            count = len(slowlog)
+    elif len(args) > 3:
+        raise CommandError(
+            f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
+            "Try SLOWLOG HELP."
+        )
+    entries = []
+    for entry in slowlog:
+        if len(entries) >= count:
+            break
+        entries.append(
+            resp.array([
+                resp.integer(entry.id), resp.integer(entry.timestamp),
+                resp.integer(entry.duration_us), resp.array_of_bulks(entry.args),
+                resp.bulk(entry.addr.encode()), resp.bulk(entry.name),
+            ])
+        )
+    return resp.array(entries)
+
+
+@command("slowlog|len", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
+         summary="Returns the number of entries in the slow log.", syntax="")
+def slowlog_len(client: Client, args: list[bytes]) -> bytes:
+    return resp.integer(len(client.server.slowlog))
+
+
+@command("slowlog|reset", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
+         summary="Clears all entries from the slow log.",
+         complexity="O(N) where N is the number of entries in the slowlog", syntax="")
 def slowlog_reset(client: Client, args: list[bytes]) -> bytes:
     client.server.slowlog.clear()
     return resp.OK
+
+
+_SLOWLOG_HELP = [
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+    "    client name",
+    "LEN",
+    "    Return the length of the slowlog.",
+    "RESET",
+    "    Reset the slowlog.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("slowlog|help", arity=2, flags="loading stale", acl="@slow", since="6.2.0",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def slowlog_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_SLOWLOG_HELP)
+
+
+# ---------------------------------------------------------------------------------------------
+# LATENCY
+# ---------------------------------------------------------------------------------------------
+
+container("latency", group="server", acl="@slow", since="2.8.13",
+          summary="A container for latency diagnostics commands.")
+
+
+@command("latency|latest", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
+         summary="Returns the latest latency samples for all events.", syntax="")
+def latency_latest(client: Client, args: list[bytes]) -> bytes:
+    rows = []
+    for name, event in client.server.latency_events.items():
+        when, latest = event.samples[-1]
+        rows.append(resp.array([
+            resp.bulk(name.encode()), resp.integer(when), resp.integer(latest),
+            resp.integer(event.max),
+        ]))
+    return resp.array(rows)
+
+
+@command("latency|history", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
+         summary="Returns timestamp-latency samples for an event.", syntax="event")
+def latency_history(client: Client, args: list[bytes]) -> bytes:
+    event = client.server.latency_events.get(args[2].decode("utf-8", "replace"))
+    if event is None:
+        return resp.EMPTY_ARRAY
+    return resp.array([
+        resp.array([resp.integer(when), resp.integer(latency)])
+        for when, latency in event.samples
+    ])
+
+
+@command("latency|reset", arity=-2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
+         summary="Resets the latency data for one or more events.", syntax="[event [event ...]]")
+def latency_reset(client: Client, args: list[bytes]) -> bytes:
+    events = client.server.latency_events
+    if len(args) == 2:
+        count = len(events)
+        events.clear()
+        return resp.integer(count)
+    count = 0
+    for arg in args[2:]:
+        if events.pop(arg.decode("utf-8", "replace"), None) is not None:
+            count += 1
+    return resp.integer(count)
+
+
+@command("latency|graph", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
+         summary="Returns a latency graph for an event.", syntax="event")
+def latency_graph(client: Client, args: list[bytes]) -> bytes:
+    name = args[2].decode("utf-8", "replace")
+    event = client.server.latency_events.get(name)
+    if event is None:
+        raise CommandError(f"ERR No samples available for event '{name}'")
+    values = [latency for _, latency in event.samples]
+    high, low = max(values), min(values)
+    lines = [f"{name} - high {high} ms, low {low} ms (all time high {event.max} ms)", "-" * 80]
+    now = int(time.time())
+    for when, latency in event.samples:
+        bar = "#" * max(1, latency * 60 // high if high else 1)
+        lines.append(f"{now - when:>6}s ago {latency:>6} ms {bar}")
+    return resp.encode(resp.Verbatim(("\n".join(lines) + "\n").encode()), client.protocol)
+
+
+_DOCTOR_DISABLED = (
+    "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
+    'You may use "CONFIG SET latency-monitor-threshold <milliseconds>." in order to enable it. '
+    "If we weren't in a deep space mission I'd suggest to take a look at "
+    "https://redis.io/topics/latency-monitor.\n"
+)
+_DOCTOR_QUIET = (
+    "Dave, no latency spike was observed during the lifetime of this Redis instance, not in "
+    "the slightest bit. I honestly think you ought to sleep tonight.\n"
+)
+
+
+def _doctor_report(server: Server) -> str:
+    if server.config.latency_monitor_threshold <= 0:
+        return _DOCTOR_DISABLED
+    if not server.latency_events:
+        return _DOCTOR_QUIET
+    lines = [
+        "Dave, I have observed latency spikes in this Redis instance. You don't mind talking "
+        "about it, do you Dave?",
+        "",
+    ]
+    for number, (name, event) in enumerate(server.latency_events.items(), start=1):
+        values = [latency for _, latency in event.samples]
+        average = sum(values) // len(values)
+        deviation = sum(abs(v - average) for v in values) // len(values)
+        lines.append(
+            f"{number}. {name}: {len(values)} latency spikes (average {average}ms, mean "
+            f"deviation {deviation}ms). Worst all time event {event.max}ms."
+        )
+    lines += ["", "I have no advice for you: these events are above the configured threshold.", ""]
+    return "\n".join(lines)
+
+
+@command("latency|doctor", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
+         summary="Returns a human-readable latency analysis report.", syntax="")
+def latency_doctor(client: Client, args: list[bytes]) -> bytes:
+    report = _doctor_report(client.server).encode()
+    return resp.encode(resp.Verbatim(report), client.protocol)
+
+
+_LATENCY_HELP = [
+    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return a human readable latency analysis report.",
+    "GRAPH <event>",
+    "    Return an ASCII latency graph for the <event> class.",
+    "HISTORY <event>",
+    "    Return time-latency samples for the <event> class.",
+    "LATEST",
+    "    Return the latest latency samples for all events.",
+    "RESET [<event> ...]",
+    "    Reset latency data of one or more <event> classes.",
+    "    (default: reset all data for all event classes)",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("latency|help", arity=2, flags="loading stale", acl="@slow", since="2.8.13",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def latency_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_LATENCY_HELP)
