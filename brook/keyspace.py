@@ -7,16 +7,26 @@ Values are plain Python objects chosen per type for speed: a string is ``bytes``
 Expiry is lazy (a read of an expired key deletes it) and active: each database keeps a heap of
 ``(deadline, key)`` so the periodic job removes exactly the keys that are due, instead of
 sampling random keys as Redis does (a Python dict has no cheap random access). Heap entries made
-stale by PERSIST, a new TTL or a deletion are skipped when popped and swept out when they
-outnumber the live ones.
+stale by PERSIST, a new TTL or a deletion are skipped when popped, and the heap is compacted
+whenever stale entries outnumber the live ones, so repeated EXPIREs cannot grow it without bound
+even while active expiry is disabled.
+
+SCAN and RANDOMKEY need what a dict lacks: a stable position to resume from and O(1) random
+access. :class:`ScanIndex` provides both, as a hash table of its own built the first time a
+database is scanned (see :mod:`brook.commands.scan` for the cursor scheme). Hot write paths
+insert into ``db.data`` directly and never pay for it: a dict keeps insertion order, so the keys
+added since the index was last used are exactly the newest entries and are picked up from
+``reversed(db.data)`` when it is next needed. Deletions, which can hit any key, go through
+:meth:`Database.delete` / :meth:`Database.expire_key` and update the index at once.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,10 +43,282 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# ---------------------------------------------------------------------------------------------
+# ScanIndex: a hash table with Redis's reverse-binary cursor.
+# ---------------------------------------------------------------------------------------------
+
+_MIN_SLOTS = 4  # Redis's DICT_HT_INITIAL_SIZE
+_MIGRATE_BUCKETS = 4  # old buckets moved per add/discard while resizing
+_Slot = bytes | list[bytes] | None
+
+
+def _table_size(count: int) -> int:
+    """The smallest power of two holding ``count`` keys at load factor 1."""
+    size = _MIN_SLOTS
+    while size < count:
+        size <<= 1
+    return size
+
+
+# Bit-reversal of every 16-bit value, so reversing a cursor costs two lookups.
+_REVERSED_8 = [int(format(value, "08b")[::-1], 2) for value in range(256)]
+_REVERSED_16 = [
+    _REVERSED_8[value & 0xFF] << 8 | _REVERSED_8[value >> 8] for value in range(1 << 16)
+]
+
+
+def _reverse_bits(value: int, bits: int) -> int:
+    """``value``'s low ``bits`` bits in reverse order (tables never exceed 2**32 buckets)."""
+    if bits <= 16:
+        return _REVERSED_16[value] >> (16 - bits)
+    return (_REVERSED_16[value & 0xFFFF] << 16 | _REVERSED_16[value >> 16]) >> (32 - bits)
+
+
+def next_cursor(cursor: int, mask: int) -> int:
+    """Redis's ``dictScan`` step: increment the cursor's bits under ``mask`` in reverse order.
+
+    Bits above the mask are cleared; 0 means the walk wrapped around (iteration complete).
+    """
+    bits = mask.bit_length()
+    incremented = _reverse_bits(cursor & mask, bits) + 1
+    if incremented > mask:
+        return 0
+    return _reverse_bits(incremented, bits)
+
+
+class ScanIndex:
+    """Keys bucketed by ``hash(key) & mask`` in a power-of-two table, for cursors and sampling.
+
+    A bucket holds nothing, one key, or a list of colliding keys (a list per bucket would cost
+    far more memory). Growing or shrinking is incremental, as in Redis: the previous table stays
+    in ``old`` and a few of its buckets move to the new one on every update, so no single call
+    pays for rehashing a large table. :meth:`scan` follows ``dictScan`` exactly, including while
+    both tables are live, which is what makes the SCAN guarantees hold across resizes.
+    """
+
+    __slots__ = ("table", "old", "migrated", "count")
+
+    def __init__(self, keys: Iterable[bytes] = (), size_hint: int = 0) -> None:
+        self.table: list[_Slot] = [None] * _table_size(size_hint)
+        self.old: list[_Slot] | None = None
+        self.migrated = 0  # buckets of ``old`` below this index have moved to ``table``
+        self.count = 0
+        table = self.table
+        for key in keys:
+            _slot_add(table, key)
+            self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __contains__(self, key: bytes) -> bool:
+        code = hash(key)
+        old = self.old
+        if old is not None:
+            index = code & (len(old) - 1)
+            if index >= self.migrated and _slot_has(old[index], key):
+                return True
+        return _slot_has(self.table[code & (len(self.table) - 1)], key)
+
+    def add(self, key: bytes) -> None:
+        """Insert a key known to be absent."""
+        if self.old is not None:
+            self._migrate(_MIGRATE_BUCKETS)
+        _slot_add(self.table, key)
+        self.count += 1
+        if self.count > len(self.table):
+            self._resize(len(self.table) * 2)
+
+    def discard(self, key: bytes) -> bool:
+        if self.old is not None:
+            self._migrate(_MIGRATE_BUCKETS)
+        code = hash(key)
+        removed = False
+        old = self.old
+        if old is not None:
+            index = code & (len(old) - 1)
+            if index >= self.migrated:
+                removed = _slot_remove(old, index, key)
+        if not removed:
+            removed = _slot_remove(self.table, code & (len(self.table) - 1), key)
+        if removed:
+            self.count -= 1
+            size = len(self.table)
+            if size > _MIN_SLOTS and self.count * 8 < size and self.old is None:
+                self._resize(_table_size(self.count))
+        return removed
+
+    def walk(self, cursor: int, count: int, found: list[bytes]) -> int:
+        """One SCAN call: visit buckets from ``cursor`` until ``count`` keys were seen (at most
+        10 * ``count`` more buckets, Redis's bound for sparse tables); return the next cursor.
+
+        A resize in progress advances first (as Redis's cron rehashes between calls), so an
+        idle index does not stay in the slower two-table mode.
+        """
+        if self.old is not None:
+            self._migrate(max(count, 16))
+        budget = count * 10
+        if self.old is not None:
+            while True:
+                cursor = self.scan(cursor, found)
+                if not cursor or budget <= 0:
+                    return cursor
+                budget -= 1
+                if len(found) >= count:
+                    return cursor
+        # One table: walk the reversed cursor directly (the common case, kept tight).
+        table = self.table
+        mask = len(table) - 1
+        bits = mask.bit_length()
+        position = _reverse_bits(cursor & mask, bits)
+        while True:
+            slot = table[_reverse_bits(position, bits)]
+            if slot is not None:
+                if type(slot) is list:
+                    found.extend(slot)
+                else:
+                    found.append(slot)
+            position += 1
+            if position > mask:
+                return 0
+            if budget <= 0 or len(found) >= count:
+                return _reverse_bits(position, bits)
+            budget -= 1
+
+    def scan(self, cursor: int, found: list[bytes]) -> int:
+        """Append the keys of the bucket(s) at ``cursor`` to ``found``; return the next cursor."""
+        old = self.old
+        table = self.table
+        if old is None:
+            mask = len(table) - 1
+            _slot_extend(table[cursor & mask], found)
+            return next_cursor(cursor, mask)
+        small, large = (old, table) if len(old) < len(table) else (table, old)
+        small_mask, large_mask = len(small) - 1, len(large) - 1
+        _slot_extend(small[cursor & small_mask], found)
+        # Then every bucket of the larger table that expands the smaller table's bucket.
+        while True:
+            _slot_extend(large[cursor & large_mask], found)
+            cursor = next_cursor(cursor, large_mask)
+            if not cursor & (small_mask ^ large_mask):
+                return cursor
+
+    def random_key(self) -> bytes | None:
+        """A key from a random non-empty bucket (biased like Redis's, O(1) expected)."""
+        if not self.count:
+            return None
+        for _ in range(1000):
+            slot = self._random_slot()
+            if slot is not None:
+                return slot if type(slot) is bytes else random.choice(slot)
+        # Only reachable if the count is wrong: fall back to a walk.
+        for table in (self.table, self.old or []):
+            for slot in table:
+                if slot is not None:
+                    return slot if type(slot) is bytes else slot[0]
+        return None
+
+    def _random_slot(self) -> _Slot:
+        old = self.old
+        table = self.table
+        if old is None:
+            return table[random.randrange(len(table))]
+        pending = len(old) - self.migrated
+        pick = random.randrange(pending + len(table))
+        return old[self.migrated + pick] if pick < pending else table[pick - pending]
+
+    def _resize(self, size: int) -> None:
+        if self.old is not None:
+            self._migrate(len(self.old))  # finish the previous resize first
+        self.old = self.table
+        self.table = [None] * size
+        self.migrated = 0
+
+    def _migrate(self, buckets: int) -> None:
+        """Move up to ``buckets`` non-empty buckets (and at most 10x as many empty ones)."""
+        old = self.old
+        assert old is not None
+        table = self.table
+        position = self.migrated
+        end = len(old)
+        empty_budget = buckets * 10
+        while buckets and position < end:
+            slot = old[position]
+            position += 1
+            if slot is None:
+                empty_budget -= 1
+                if not empty_budget:
+                    break
+                continue
+            old[position - 1] = None
+            if type(slot) is list:
+                for key in slot:
+                    _slot_add(table, key)
+            else:
+                _slot_add(table, slot)
+            buckets -= 1
+        self.migrated = position
+        if position >= end:
+            self.old = None
+            self.migrated = 0
+
+
+def _slot_add(table: list[_Slot], key: bytes) -> None:
+    index = hash(key) & (len(table) - 1)
+    slot = table[index]
+    if slot is None:
+        table[index] = key
+    elif type(slot) is list:
+        slot.append(key)
+    else:
+        table[index] = [slot, key]
+
+
+def _slot_remove(table: list[_Slot], index: int, key: bytes) -> bool:
+    slot = table[index]
+    if slot is None:
+        return False
+    if type(slot) is list:
+        if key not in slot:
+            return False
+        slot.remove(key)
+        if len(slot) == 1:
+            table[index] = slot[0]
+        return True
+    if slot == key:
+        table[index] = None
+        return True
+    return False
+
+
+def _slot_has(slot: _Slot, key: bytes) -> bool:
+    if slot is None:
+        return False
+    if type(slot) is list:
+        return key in slot
+    return slot == key
+
+
+def _slot_extend(slot: _Slot, found: list[bytes]) -> None:
+    if slot is None:
+        return
+    if type(slot) is list:
+        found.extend(slot)
+    else:
+        found.append(slot)
+
+
+# How many hashes per database keep a field index for HSCAN between calls.
+_FIELD_INDEX_CACHE = 32
+
+
 class Database:
     """One of the numbered databases."""
 
-    __slots__ = ("index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl")
+    __slots__ = (
+        "index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl",
+        "key_index", "indexed_data", "field_indexes",
+    )
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
@@ -47,6 +329,13 @@ class Database:
         self.watchers: dict[bytes, set[Client]] = {}
         self.keyspace = keyspace
         self.avg_ttl = 0
+        # The keys' ScanIndex, created by the first SCAN/RANDOMKEY; it lags behind insertions
+        # (see the module docstring), use :meth:`synced_key_index`.
+        self.key_index: ScanIndex | None = None
+        self.indexed_data: dict[bytes, object] | None = None  # the dict key_index describes
+        # key -> (the hash object, its fields' ScanIndex), for HSCAN over large hashes; an entry
+        # is dropped as soon as its key is written.
+        self.field_indexes: dict[bytes, tuple[object, ScanIndex]] = {}
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -100,23 +389,59 @@ class Database:
                 yield key
 
     def random_key(self) -> bytes | None:
-        """A random live key; expired keys met on the way are deleted, like Redis's dbRandomKey."""
-        for _ in range(100):
-            if not self.data:
-                return None
-            key = random.choice(list(self.data)) if len(self.data) < 64 else self._sample_key()
+        """A random live key; expired keys met on the way are deleted, like Redis's dbRandomKey
+        (which keeps trying until it finds a live key or the database is empty)."""
+        while self.data:
+            if len(self.data) < 64:
+                key: bytes | None = random.choice(list(self.data))
+            else:
+                key = self.synced_key_index().random_key()
+            if key is None or key not in self.data:  # an index out of step: rebuild it
+                self.key_index = None
+                continue
             if not self.is_expired(key):
                 return key
             self.expire_key(key)
         return None
 
-    def _sample_key(self) -> bytes:
-        # Walk a random distance into the dict: O(n) but without copying all keys.
-        skip = random.randrange(len(self.data))
-        for position, key in enumerate(self.data):
-            if position == skip:
-                return key
-        raise AssertionError("unreachable")
+    def synced_key_index(self) -> ScanIndex:
+        """The key index, brought up to date with keys inserted since it was last used.
+
+        Every deletion updates the index, so it holds exactly the keys that were present when
+        it was last synced and still are; the keys added since are the newest dict entries.
+        Anything else (a deletion that bypassed :meth:`delete`, ``data`` replaced wholesale) is
+        detected and answered with a rebuild.
+        """
+        data = self.data
+        index = self.key_index
+        if index is None or self.indexed_data is not data or index.count > len(data):
+            return self._rebuild_key_index()
+        missing = len(data) - index.count
+        if missing:
+            if missing > index.count:  # cheaper to rebuild than to insert one by one
+                return self._rebuild_key_index()
+            newest = list(itertools.islice(reversed(data), missing))
+            for key in newest:
+                if key in index:
+                    return self._rebuild_key_index()
+                index.add(key)
+        return index
+
+    def _rebuild_key_index(self) -> ScanIndex:
+        index = self.key_index = ScanIndex(self.data, len(self.data))
+        self.indexed_data = self.data
+        return index
+
+    def field_index(self, key: bytes, fields: dict[bytes, object]) -> ScanIndex:
+        """A ScanIndex of a hash's fields, kept between HSCAN calls while the hash is unchanged."""
+        cached = self.field_indexes.get(key)
+        if cached is not None and cached[0] is fields and cached[1].count == len(fields):
+            return cached[1]
+        index = ScanIndex(fields, len(fields))
+        if len(self.field_indexes) >= _FIELD_INDEX_CACHE:
+            del self.field_indexes[next(iter(self.field_indexes))]
+        self.field_indexes[key] = (fields, index)
+        return index
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -125,6 +450,8 @@ class Database:
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
+        if self.field_indexes:
+            self.field_indexes.pop(key, None)
         if self.watchers:
             self.touch(key)
 
@@ -135,16 +462,27 @@ class Database:
         if self.expires and self.is_expired(key):
             self.expire_key(key)
             return False
-        del self.data[key]
-        if self.expires:
-            self.expires.pop(key, None)
+        self._remove(key)
         if self.watchers:
             self.touch(key)
         return True
 
+    def _remove(self, key: bytes) -> None:
+        """Drop a present key and everything indexed under it."""
+        del self.data[key]
+        if self.expires:
+            self.expires.pop(key, None)
+        if self.key_index is not None:
+            self.key_index.discard(key)
+        if self.field_indexes:
+            self.field_indexes.pop(key, None)
+
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
         self.expires[key] = deadline_ms
-        heapq.heappush(self.expire_heap, (deadline_ms, key))
+        heap = self.expire_heap
+        heapq.heappush(heap, (deadline_ms, key))
+        if len(heap) > 2 * len(self.expires) + 1024:
+            self._compact_expire_heap()
         if self.watchers:
             self.touch(key)
 
@@ -157,8 +495,10 @@ class Database:
 
     def expire_key(self, key: bytes) -> None:
         """Delete a key whose deadline passed (lazily or from the active cycle)."""
-        self.data.pop(key, None)
-        self.expires.pop(key, None)
+        if key in self.data:
+            self._remove(key)
+        else:
+            self.expires.pop(key, None)
         self.keyspace.expired_keys += 1
         if self.watchers:
             self.touch(key, by_expiry=True)
@@ -173,6 +513,8 @@ class Database:
         self.data = {}
         self.expires = {}
         self.expire_heap = []
+        self.key_index = self.indexed_data = None
+        self.field_indexes = {}
         return removed
 
     # -- signals ----------------------------------------------------------------------------
@@ -186,6 +528,8 @@ class Database:
 
     def modified(self, key: bytes) -> None:
         """Commands that change a value in place (INCR on a dict value, HSET...) call this."""
+        if self.field_indexes:
+            self.field_indexes.pop(key, None)
         if self.watchers:
             self.touch(key)
 
@@ -197,17 +541,24 @@ class Database:
         expires = self.expires
         current = now_ms()
         removed = 0
+        popped = 0
         while heap and heap[0][0] <= current:
             when, key = heapq.heappop(heap)
             if expires.get(key) == when:
                 self.expire_key(key)
                 removed += 1
-                if removed % 64 == 0 and time.perf_counter() > deadline_s:
-                    break
+            popped += 1
+            if popped % 64 == 0 and time.perf_counter() > deadline_s:
+                break
         if len(heap) > 2 * len(expires) + 1024:
-            self.expire_heap = [(when, key) for key, when in expires.items()]
-            heapq.heapify(self.expire_heap)
+            self._compact_expire_heap()
         return removed
+
+    def _compact_expire_heap(self) -> None:
+        """Rebuild the heap from the live deadlines (drops entries made stale by PERSIST, new
+        TTLs and deletions); amortized O(1) per push since it runs once stale ones dominate."""
+        self.expire_heap = [(when, key) for key, when in self.expires.items()]
+        heapq.heapify(self.expire_heap)
 
 
 class Keyspace:
@@ -219,6 +570,7 @@ class Keyspace:
         self.misses = 0
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
+        self.next_expire_db = 0  # where the next active expiry run starts (round robin)
         self.on_flush: list[Callable[[], None]] = []
 
     def __getitem__(self, index: int) -> Database:
@@ -237,13 +589,26 @@ class Keyspace:
         a.data, b.data = b.data, a.data
         a.expires, b.expires = b.expires, a.expires
         a.expire_heap, b.expire_heap = b.expire_heap, a.expire_heap
+        a.avg_ttl, b.avg_ttl = b.avg_ttl, a.avg_ttl
+        a.key_index, b.key_index = b.key_index, a.key_index
+        a.indexed_data, b.indexed_data = b.indexed_data, a.indexed_data
+        a.field_indexes, b.field_indexes = b.field_indexes, a.field_indexes
 
     def active_expire_cycle(self, budget_s: float) -> int:
+        """Remove due keys from every database within ``budget_s`` seconds (cron, ``hz``/s);
+        keys left when the budget runs out are the first ones taken on the next run."""
         if not self.active_expire_enabled:
             return 0
         deadline = time.perf_counter() + budget_s
         removed = 0
-        for db in self.databases:
+        count = len(self.databases)
+        # Start where the previous run stopped, so one database with a backlog of due keys
+        # cannot starve the others.
+        for step in range(count):
+            db = self.databases[(self.next_expire_db + step) % count]
             if db.expire_heap:
                 removed += db.expire_due(deadline)
+                if time.perf_counter() > deadline:
+                    self.next_expire_db = (db.index + 1) % count
+                    break
         return removed

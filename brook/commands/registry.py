@@ -229,7 +229,7 @@ _INTEGER_NAMES = {
     "decrement", "offset", "start", "end", "cursor", "port", "client-id", "numreplicas",
     "unix-time-seconds", "unix-time-milliseconds", "destination-db", "delta", "len", "limit",
     "protover", "maxlen", "entries-read", "entries-added", "min-idle-time", "ms", "retrycount",
-    "threshold", "length", "microseconds", "numargs",
+    "threshold", "length", "microseconds", "numargs", "index1", "index2",
 }
 
 

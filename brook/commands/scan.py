@@ -1,1 +1,204 @@
-"""SCAN family (being written)."""
+"""SCAN and HSCAN: cursor-based iteration with Redis's guarantees.
+
+The cursor scheme
+-----------------
+A Python dict cannot resume an iteration: it has no stable positions and iterators die when it
+changes size. So every scanned collection gets a :class:`~brook.keyspace.ScanIndex`, a hash
+table of its own in which a key lives in bucket ``hash(key) & mask`` of a power-of-two table,
+and the cursor is Redis's: the next bucket to visit, counted in *reverse binary* (the high bit
+of the bucket number is incremented first, see ``keyspace.next_cursor``).
+
+Why that gives Redis's guarantees:
+
+* A key present for the whole iteration is returned at least once. Its bucket number never
+  changes while the table size is fixed. When the table doubles, bucket ``b`` splits into ``b``
+  and ``b + size``, which in reverse-binary order are visited right after each other, so the
+  buckets already visited map exactly to buckets already visited in the larger table; when it
+  halves, buckets merge and the merged bucket is at worst visited again (duplicates, never
+  misses). While an incremental resize is in progress both tables are visited as Redis's
+  ``dictScan`` does: the smaller table's bucket, then every bucket of the larger table that
+  expands it.
+* A full iteration ends with cursor 0: reverse-binary increment of a ``k``-bit counter wraps to
+  0 after visiting all ``2**k`` buckets.
+* Keys added or deleted during an iteration are simply returned or not; nothing else moves.
+* Each call costs O(COUNT): it visits buckets until COUNT elements were seen (at most
+  10 * COUNT buckets, empty ones included, as Redis bounds it), touching nothing else.
+
+Keeping the index current costs the hot paths nothing. For the keyspace the index is created by
+the first SCAN (or RANDOMKEY) of a database, in one O(N) pass that the iteration it starts
+amortizes, and is kept from then on; deletions update it directly, and keys inserted
+since the previous call are exactly the newest entries of the insertion-ordered ``db.data``,
+picked up from ``reversed(db.data)`` (amortized O(1) per insertion, see
+``Database.synced_key_index``). For HSCAN, a hash small enough to be a listpack in Redis is
+returned whole with cursor 0, exactly as Redis does; a larger hash gets a field index that is
+kept between calls until the hash is written (``db.modified`` drops it), so iterating a hash
+that is being modified rebuilds the index (O(fields)) on the next call, still returning every
+field present throughout.
+
+``COUNT`` counts elements looked at, before MATCH/TYPE filtering, so a call may return fewer (or
+no) elements with a non-zero cursor, as in Redis. Expired keys are filtered out (and deleted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from brook import glob, keyspace
+from brook.commands.args import parse_int
+from brook.commands.registry import SYNTAX_ERROR, WRONGTYPE, CommandError, command
+from brook.protocol.requests import parse_strict_int
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+INVALID_CURSOR = "ERR invalid cursor"
+NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
+EMPTY_SCAN = b"*2\r\n$1\r\n0\r\n*0\r\n"
+_CURSOR_MAX = 2**64 - 1
+# What C's strtoull accepts after string2ll refused: leading spaces, a sign, decimal digits.
+_STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+def parse_cursor(arg: bytes) -> int:
+    """Redis's ``string2ull``: a strict integer that is not negative, else ``strtoull``'s
+    looser syntax (leading spaces, '+', leading zeros; '-' wraps modulo 2**64)."""
+    value = parse_strict_int(arg)
+    if value is not None:
+        if value < 0:
+            raise CommandError(INVALID_CURSOR)
+        return value
+    loose = _STRTOULL.fullmatch(arg)
+    if loose is None:
+        raise CommandError(INVALID_CURSOR)
+    value = int(loose.group(2))
+    if value > _CURSOR_MAX:
+        raise CommandError(INVALID_CURSOR)
+    return (-value) & _CURSOR_MAX if loose.group(1) == b"-" else value
+
+
+class ScanOptions:
+    """COUNT, MATCH, TYPE and NOVALUES as scanGenericCommand parses them."""
+
+    __slots__ = ("count", "matches", "type_name", "no_values")
+
+    def __init__(self, args: list[bytes], start: int, is_hash: bool) -> None:
+        self.count = 10
+        self.matches: Callable[[bytes], bool] | None = None
+        self.type_name: bytes | None = None
+        self.no_values = False
+        position = start
+        while position < len(args):
+            option = args[position].lower()
+            has_value = position + 1 < len(args)
+            if option == b"count" and has_value:
+                self.count = parse_int(args[position + 1])
+                if self.count < 1:
+                    raise CommandError(SYNTAX_ERROR)
+                position += 2
+            elif option == b"match" and has_value:
+                pattern = args[position + 1]
+                # Exactly "*" disables matching (and so also returns the empty key name).
+                self.matches = None if pattern == b"*" else glob.matcher(pattern)
+                position += 2
+            elif option == b"type" and not is_hash and has_value:
+                self.type_name = args[position + 1].lower()
+                position += 2
+            elif option == b"novalues":
+                if not is_hash:
+                    raise CommandError(NOVALUES_ONLY_HSCAN)
+                self.no_values = True
+                position += 1
+            else:
+                raise CommandError(SYNTAX_ERROR)
+
+
+def _reply(cursor: int, items: list[bytes]) -> bytes:
+    parts = [b"$%d\r\n%s\r\n" % (len(item), item) for item in items]
+    text = b"%d" % cursor
+    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(text), text, len(parts), b"".join(parts))
+
+
+@command("scan", arity=-2, flags="readonly", acl="@keyspace @read @slow", since="2.8.0",
+         summary="Iterates over the key names in the database.",
+         complexity="O(1) for every call. O(N) for a complete iteration, including enough "
+         "command calls for the cursor to return back to 0. N is the number of elements inside "
+         "the collection.",
+         syntax="cursor [MATCH pattern] [COUNT count] [TYPE type]")
+def scan(client: Client, args: list[bytes]) -> bytes:
+    cursor = parse_cursor(args[1])
+    options = ScanOptions(args, 2, is_hash=False)
+    db = client.db
+    index = db.synced_key_index()
+    found: list[bytes] = []
+    cursor = index.walk(cursor, options.count, found)
+    data = db.data
+    type_names = keyspace.TYPE_NAMES
+    type_name = options.type_name
+    matches = options.matches
+    candidates: list[bytes] = []
+    for key in found:
+        value = data.get(key)
+        if value is None:  # a deletion the index missed
+            index.discard(key)
+            continue
+        if type_name is not None and type_names.get(type(value), "").encode() != type_name:
+            continue
+        if matches is not None and not matches(key):
+            continue
+        candidates.append(key)
+    return _reply(cursor, _live_keys(client, candidates, type_name))
+
+
+def _live_keys(client: Client, candidates: list[bytes], type_name: bytes | None) -> list[bytes]:
+    """Drop (and delete) expired keys. With TYPE, Redis re-reads each key as a read command
+    would, which also counts keyspace hits; without it, only the expiry is checked."""
+    db = client.db
+    if type_name is not None:
+        return [key for key in candidates if db.lookup_read(key) is not None]
+    if not db.expires:
+        return candidates
+    live = []
+    for key in candidates:
+        if db.is_expired(key):
+            db.expire_key(key)
+        else:
+            live.append(key)
+    return live
+
+
+@command("hscan", arity=-3, flags="readonly", keys=(1, 1, 1), acl="@read @hash @slow",
+         group="hash", since="2.8.0", summary="Iterates over fields and values of a hash.",
+         complexity="O(1) for every call. O(N) for a complete iteration, including enough "
+         "command calls for the cursor to return back to 0. N is the number of elements inside "
+         "the collection..",  # sic: Redis's text
+         syntax="key cursor [MATCH pattern] [COUNT count] [NOVALUES]")
+def hscan(client: Client, args: list[bytes]) -> bytes:
+    cursor = parse_cursor(args[2])
+    db = client.db
+    key = args[1]
+    fields = db.lookup_read(key)
+    if fields is None:
+        return EMPTY_SCAN
+    if keyspace.TYPE_NAMES.get(type(fields)) != "hash":
+        raise CommandError(WRONGTYPE)
+    assert isinstance(fields, dict)
+    options = ScanOptions(args, 3, is_hash=True)
+    describe = keyspace.ENCODINGS.get(type(fields))
+    if describe is not None and describe(fields).startswith("listpack"):
+        # Small hashes come back whole, in order, with cursor 0 (as a listpack does in Redis).
+        cursor, found = 0, list(fields)
+    else:
+        found = []
+        cursor = db.field_index(key, fields).walk(cursor, options.count, found)
+    matches = options.matches
+    items: list[bytes] = []
+    for field in found:
+        value = fields.get(field)
+        if value is None or (matches is not None and not matches(field)):
+            continue
+        items.append(field)
+        if not options.no_values:
+            items.append(value)
+    return _reply(cursor, items)
