@@ -167,6 +167,7 @@ class Client(asyncio.Protocol):
         slowlog_threshold = server.slowlog_threshold
         join = b"".join
         completed = 0
+        arguments = 0
         last: list[bytes] | None = None
         # One clock read per command: each command is charged the time since the previous one
         # finished (its parsing included), which halves the cost of commandstats timing.
@@ -185,6 +186,7 @@ class Client(asyncio.Protocol):
                 except TypeError:
                     raise ProtocolError(_first_non_bulk(request))
                 cmd = table.get(request[0])
+                arguments += len(request)
                 if (
                     self.slow
                     or cmd is None
@@ -220,12 +222,21 @@ class Client(asyncio.Protocol):
         except ProtocolError as err:
             self.protocol_error(str(err))
         else:
+            # Did the read end exactly after the last complete request? hiredis keeps no visible
+            # trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n") or inside
+            # a header ("*"). A read that ends with CRLF and holds exactly one CRLF per request
+            # header and two per argument has no cut request: a cut one ending in CRLF adds its
+            # own header's. CRLFs inside values also add some: then the slower check that the
+            # read ends with the last request's encoding decides.
             if not self.closing and (
-                reader.has_data() or not completed or not data.endswith(_encoded(last))
+                reader.has_data()
+                or (
+                    not data.endswith(b"\r\n")
+                    or data.count(b"\r\n") != completed + 2 * arguments
+                )
+                and (not completed or not data.endswith(_encoded(last)))
             ):
-                # The read ends inside a request (hiredis keeps no visible trace of a request
-                # cut at an element boundary, hence the check that the read ends with the last
-                # complete request): the exact parser takes over from that request's start.
+                # The exact parser takes over from the cut request's start.
                 self._reparse_after(data, completed)
                 return
         self.flush()

@@ -59,6 +59,19 @@ def test_requests_split_byte_by_byte(server):
     conn.close()
 
 
+def test_pipeline_cut_at_every_position(server):
+    """Two reads, cut at each byte: headers, lengths, values with CRLF inside, boundaries."""
+    payload = encode(b"ECHO", b"a\r\nb") + encode(b"PING") + encode(b"ECHO", b"xyz")
+    expected = b"$4\r\na\r\nb\r\n+PONG\r\n$3\r\nxyz\r\n"
+    for cut in range(1, len(payload)):
+        conn = RawConnection(server.port)
+        conn.send(payload[:cut])
+        time.sleep(0.005)
+        conn.send(payload[cut:])
+        assert conn.read(until=expected) == expected, f"cut after {payload[:cut]!r}"
+        conn.close()
+
+
 def test_request_split_at_element_boundary(server):
     conn = RawConnection(server.port)
     conn.send(b"*2\r\n$4\r\nECHO\r\n")

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from brook.keyspace import Database
 
 OK = resp.OK
+BULK_HEADERS = resp.BULK_HEADERS
 NULL_BULK = resp.NULL_BULK
 NULL3 = resp.NULL3
 EMPTY_BULK = resp.EMPTY_BULK
@@ -116,7 +117,10 @@ def get(client: Client, args: list[bytes]) -> bytes:
     db.keyspace.hits += 1
     kind = type(value)
     if kind is bytes or kind is bytearray:
-        return b"$%d\r\n%s\r\n" % (len(value), value)  # type: ignore[arg-type]
+        size = len(value)  # type: ignore[arg-type]
+        if size < 4096:
+            return BULK_HEADERS[size] + value + b"\r\n"  # type: ignore[operator]
+        return b"$%d\r\n%s\r\n" % (size, value)  # type: ignore[str-format]
     raise CommandError(WRONGTYPE)
 
 
