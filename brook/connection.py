@@ -144,6 +144,7 @@ class Client(asyncio.Protocol):
             or not self.authenticated
             or self.in_multi
             or self.reply_mode != REPLY_ON
+            or self.no_touch
             or self.server.monitors
             or self.parser is not None
         )
@@ -379,6 +380,9 @@ class Client(asyncio.Protocol):
         """Run a command that passed every check (also used by EXEC for queued commands)."""
         server = self.server
         self.last_cmd = cmd
+        keyspace = server.keyspace
+        # CLIENT NO-TOUCH: this client's reads leave keys' access times alone (TOUCH excepted).
+        keyspace.no_touch = self.no_touch and cmd.name != "touch"
         started = _perf()
         try:
             reply = cmd.handler(self, args)  # type: ignore[misc]
@@ -386,6 +390,8 @@ class Client(asyncio.Protocol):
             reply = server.error_reply(err.message, cmd)
         except Exception as err:
             reply = server.internal_error(cmd, err)
+        finally:
+            keyspace.no_touch = False
         elapsed = _perf() - started
         cmd.calls += 1
         cmd.seconds += elapsed

@@ -317,7 +317,7 @@ class Database:
 
     __slots__ = (
         "index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl",
-        "key_index", "indexed_data", "field_indexes",
+        "key_index", "indexed_data", "field_indexes", "access",
     )
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
@@ -336,32 +336,49 @@ class Database:
         # key -> (the hash object, its fields' ScanIndex), for HSCAN over large hashes; an entry
         # is dropped as soon as its key is written.
         self.field_indexes: dict[bytes, tuple[object, ScanIndex]] = {}
+        # key -> the LRU clock (seconds) of its last access, for OBJECT IDLETIME. Every clock
+        # value stored is the one shared int object, so an entry costs one dict slot.
+        self.access: dict[bytes, int] = {}
 
     # -- reading ----------------------------------------------------------------------------
 
     def lookup(self, key: bytes) -> object | None:
-        """The live value of ``key`` (None when missing or expired; an expired key is deleted)."""
+        """The live value of ``key`` (None when missing or expired; an expired key is deleted).
+        Finding it counts as an access (OBJECT IDLETIME) unless the client asked NO-TOUCH."""
         value = self.data.get(key)
-        if value is not None and self.expires:
-            deadline = self.expires.get(key)
-            if deadline is not None and deadline <= now_ms():
-                self.expire_key(key)
-                return None
+        if value is not None:
+            if self.expires:
+                deadline = self.expires.get(key)
+                if deadline is not None and deadline <= now_ms():
+                    self.expire_key(key)
+                    return None
+            keyspace = self.keyspace
+            if not keyspace.no_touch:
+                self.access[key] = keyspace.lru_clock
         return value
 
-    def lookup_read(self, key: bytes) -> object | None:
-        """:meth:`lookup` for read commands: counts keyspace hits and misses (INFO stats)."""
+    def lookup_read(self, key: bytes, touch: bool = True) -> object | None:
+        """:meth:`lookup` for read commands: counts keyspace hits and misses (INFO stats).
+        ``touch=False`` is Redis's LOOKUP_NOTOUCH (EXISTS, TYPE, TTL and OBJECT use it)."""
         value = self.data.get(key)
         if value is not None and self.expires:
             deadline = self.expires.get(key)
             if deadline is not None and deadline <= now_ms():
                 self.expire_key(key)
                 value = None
+        keyspace = self.keyspace
         if value is None:
-            self.keyspace.misses += 1
+            keyspace.misses += 1
         else:
-            self.keyspace.hits += 1
+            keyspace.hits += 1
+            if touch and not keyspace.no_touch:
+                self.access[key] = keyspace.lru_clock
         return value
+
+    def idle_seconds(self, key: bytes) -> int:
+        """Seconds since the key was last accessed (OBJECT IDLETIME)."""
+        clock = self.keyspace.lru_clock
+        return max(0, clock - self.access.get(key, clock))
 
     def exists(self, key: bytes) -> bool:
         return self.lookup(key) is not None
@@ -448,6 +465,7 @@ class Database:
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
         """Store a value (SET semantics: any previous TTL is dropped unless ``keep_ttl``)."""
         self.data[key] = value
+        self.access[key] = self.keyspace.lru_clock
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         if self.field_indexes:
@@ -470,6 +488,7 @@ class Database:
     def _remove(self, key: bytes) -> None:
         """Drop a present key and everything indexed under it."""
         del self.data[key]
+        self.access.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
         if self.key_index is not None:
@@ -511,6 +530,7 @@ class Database:
                 if key in self.data:
                     self.touch(key)
         self.data = {}
+        self.access = {}
         self.expires = {}
         self.expire_heap = []
         self.key_index = self.indexed_data = None
@@ -568,6 +588,11 @@ class Keyspace:
         self.expired_keys = 0
         self.hits = 0
         self.misses = 0
+        # Redis's LRU clock: whole seconds, advanced by the server's cron (so a key access
+        # costs one dict store, not a clock read). ``no_touch`` is set while a CLIENT NO-TOUCH
+        # client's command runs.
+        self.lru_clock = int(time.time())
+        self.no_touch = False
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
@@ -587,6 +612,7 @@ class Keyspace:
                 if key in a.data or key in b.data:
                     db.touch(key)
         a.data, b.data = b.data, a.data
+        a.access, b.access = b.access, a.access
         a.expires, b.expires = b.expires, a.expires
         a.expire_heap, b.expire_heap = b.expire_heap, a.expire_heap
         a.avg_ttl, b.avg_ttl = b.avg_ttl, a.avg_ttl

@@ -516,6 +516,7 @@ class Server:
             cycle_ms = int((time.perf_counter() - started) * 1000)
             if cycle_ms:
                 self.latency_add("expire-cycle", cycle_ms)
+            self.keyspace.lru_clock = int(time.time())
             now = time.monotonic()
             if now - self._last_client_check >= 1.0:
                 # Redis checks each client about once a second; its timeout is in seconds too.

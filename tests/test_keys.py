@@ -583,3 +583,37 @@ def test_redis_cli_keyspace_commands(server) -> None:
     assert redis_cli(server.port, "RENAME", "a", "b").stdout == b"OK\n"
     assert redis_cli(server.port, "KEYS", "*").stdout == b"b\n"
     assert redis_cli(server.port, "DBSIZE").stdout == b"1\n"
+
+
+# -- OBJECT IDLETIME: last access, with Redis's whole-second LRU clock ------------------------
+
+
+def test_object_idletime_counts_from_last_access(r):
+    r.set("idle", "v")
+    r.hset("idle-hash", "f", "v")
+    time.sleep(2.2)
+    assert r.object("idletime", "idle") >= 2
+    # EXISTS, TYPE, TTL and OBJECT look without touching.
+    r.exists("idle")
+    r.type("idle")
+    r.ttl("idle")
+    assert r.object("idletime", "idle") >= 2
+    r.get("idle")
+    assert r.object("idletime", "idle") <= 1
+    assert r.object("idletime", "idle-hash") >= 2
+    r.hget("idle-hash", "f")
+    assert r.object("idletime", "idle-hash") <= 1
+    r.delete("idle")
+    assert r.object("idletime", "idle") is None
+
+
+@pytest.mark.min_redis(7, 2)
+def test_no_touch_client_leaves_idletime(server, r):
+    r.set("quiet", "v")
+    time.sleep(2.2)
+    quiet = server.client()
+    quiet.execute_command("CLIENT", "NO-TOUCH", "ON")
+    assert quiet.get("quiet") == b"v"
+    assert r.object("idletime", "quiet") >= 2
+    quiet.execute_command("TOUCH", "quiet")  # TOUCH still touches
+    assert r.object("idletime", "quiet") <= 1

@@ -371,6 +371,7 @@ def client_no_evict(client: Client, args: list[bytes]) -> bytes:
          syntax="ON | OFF")
 def client_no_touch(client: Client, args: list[bytes]) -> bytes:
     client.no_touch = _on_off(args[2])
+    client.refresh_mode()  # its commands take the general path, which honours NO-TOUCH
     return resp.OK
 
 

@@ -6,10 +6,9 @@ keep the SCAN index in step; each successful change adds to ``server.dirty`` as 
 Which lookups count keyspace hits/misses follows Redis: reads (EXISTS, TYPE, TTL, TOUCH, OBJECT,
 COPY's source) do, writes (DEL, RENAME, MOVE, EXPIRE, PERSIST) do not.
 
-OBJECT IDLETIME and FREQ: Brook does not record per-key access times, so the hot paths (GET,
-SET) pay nothing for them. Every key therefore reports what Redis reports for a key just created
-and not read since: 0 idle seconds, and the initial LFU counter 5. The maxmemory-policy checks
-and their errors are Redis's.
+OBJECT IDLETIME reports the seconds since the key's last access (``Database.access``, stamped
+with Redis's whole-second LRU clock; CLIENT NO-TOUCH clients do not stamp). OBJECT FREQ needs an
+LFU maxmemory policy, as in Redis; Brook does not evict, so it reports the initial LFU counter 5.
 """
 
 from __future__ import annotations
@@ -116,7 +115,7 @@ def unlink(client: Client, args: list[bytes]) -> bytes:
 def exists(client: Client, args: list[bytes]) -> bytes:
     db = client.db
     # A key named twice counts twice, as in Redis.
-    found = sum(1 for key in args[1:] if db.lookup_read(key) is not None)
+    found = sum(1 for key in args[1:] if db.lookup_read(key, touch=False) is not None)
     return resp.integer(found)
 
 
@@ -134,7 +133,7 @@ def touch(client: Client, args: list[bytes]) -> bytes:
 @command("type", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@keyspace @read @fast",
          summary="Determines the type of value stored at a key.", syntax="key")
 def type_(client: Client, args: list[bytes]) -> bytes:
-    value = client.db.lookup_read(args[1])
+    value = client.db.lookup_read(args[1], touch=False)
     if value is None:
         return b"+none\r\n"
     return b"+%s\r\n" % keyspace.TYPE_NAMES.get(type(value), "none").encode()
@@ -381,7 +380,7 @@ def pexpireat(client: Client, args: list[bytes]) -> bytes:
 
 def _ttl(client: Client, key: bytes, in_ms: bool, absolute: bool) -> bytes:
     db = client.db
-    if db.lookup_read(key) is None:
+    if db.lookup_read(key, touch=False) is None:
         return resp.integer(-2)
     deadline = db.expires.get(key)
     if deadline is None:
@@ -498,7 +497,7 @@ def _lfu_selected(client: Client) -> bool:
 @command("object|encoding", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the internal encoding of a Redis object.")
 def object_encoding(client: Client, args: list[bytes]) -> bytes:
-    value = client.db.lookup_read(args[2])
+    value = client.db.lookup_read(args[2], touch=False)
     if value is None:
         return resp.null(client.protocol)
     describe = keyspace.ENCODINGS.get(type(value))
@@ -508,7 +507,7 @@ def object_encoding(client: Client, args: list[bytes]) -> bytes:
 @command("object|refcount", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the reference count of a value of a key.")
 def object_refcount(client: Client, args: list[bytes]) -> bytes:
-    value = client.db.lookup_read(args[2])
+    value = client.db.lookup_read(args[2], touch=False)
     if value is None:
         return resp.null(client.protocol)
     return resp.integer(SHARED_REFCOUNT if _is_shared_integer(value) else 1)
@@ -527,17 +526,17 @@ def _is_shared_integer(value: object) -> bool:
 @command("object|idletime", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the time since the last access to a Redis object.")
 def object_idletime(client: Client, args: list[bytes]) -> bytes:
-    if client.db.lookup_read(args[2]) is None:
+    if client.db.lookup_read(args[2], touch=False) is None:
         return resp.null(client.protocol)
     if _lfu_selected(client):
         raise CommandError(LFU_SELECTED)
-    return resp.ZERO  # access times are not tracked (see the module docstring)
+    return resp.integer(client.db.idle_seconds(args[2]))
 
 
 @command("object|freq", arity=3, **_OBJECT_DOC, since="4.0.0",
          summary="Returns the logarithmic access frequency counter of a Redis object.")
 def object_freq(client: Client, args: list[bytes]) -> bytes:
-    if client.db.lookup_read(args[2]) is None:
+    if client.db.lookup_read(args[2], touch=False) is None:
         return resp.null(client.protocol)
     if not _lfu_selected(client):
         raise CommandError(LFU_NOT_SELECTED)

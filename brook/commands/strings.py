@@ -111,10 +111,13 @@ def get(client: Client, args: list[bytes]) -> bytes:
         if deadline is not None and deadline <= now_ms():
             db.expire_key(key)
             value = None
+    keyspace = db.keyspace
     if value is None:
-        db.keyspace.misses += 1
+        keyspace.misses += 1
         return NULL_BULK if client.protocol == 2 else NULL3
-    db.keyspace.hits += 1
+    keyspace.hits += 1
+    if not keyspace.no_touch:
+        db.access[key] = keyspace.lru_clock
     kind = type(value)
     if kind is bytes or kind is bytearray:
         size = len(value)  # type: ignore[arg-type]
@@ -138,6 +141,7 @@ def set_(client: Client, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     db.data[key] = args[2]
+    db.access[key] = db.keyspace.lru_clock
     if db.expires:
         _forget_ttl(db, key)
     if db.field_indexes:
@@ -373,9 +377,13 @@ def mset(client: Client, args: list[bytes]) -> bytes:
         _pairs_arity_check(args, "mset")
     db = client.db
     if not db.expires and not db.watchers and not db.field_indexes:
-        pairs = iter(args)
-        next(pairs)  # the command name
-        db.data.update(zip(pairs, pairs, strict=False))
+        data = db.data
+        access = db.access
+        clock = db.keyspace.lru_clock
+        for index in range(1, len(args), 2):
+            key = args[index]
+            data[key] = args[index + 1]
+            access[key] = clock
     else:
         data = db.data
         expires = db.expires
@@ -383,6 +391,7 @@ def mset(client: Client, args: list[bytes]) -> bytes:
         for index in range(1, len(args), 2):
             key = args[index]
             data[key] = args[index + 1]
+            db.access[key] = db.keyspace.lru_clock
             if expires:
                 _forget_ttl(db, key)
             if watchers or db.field_indexes:
@@ -466,6 +475,7 @@ def incr(client: Client, args: list[bytes]) -> bytes:
         number += 1
     text = b"%d" % number
     db.data[key] = text  # the TTL is kept
+    db.access[key] = db.keyspace.lru_clock
     if db.watchers:
         db.touch(key)
     client.server.dirty += 1
@@ -481,6 +491,7 @@ def incr_by(client: Client, key: bytes, delta: int) -> bytes:
     if not LONG_MIN <= number <= LONG_MAX:
         raise CommandError(OVERFLOW)
     db.data[key] = b"%d" % number
+    db.access[key] = db.keyspace.lru_clock
     db.modified(key)
     client.server.dirty += 1
     return resp.integer(number)
@@ -540,6 +551,7 @@ def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
         raise CommandError(NAN_OR_INFINITY)
     text = format_long_double(total)
     db.data[key] = text  # the TTL is kept
+    db.access[key] = db.keyspace.lru_clock
     db.modified(key)
     client.server.dirty += 1
     return resp.bulk(text)
@@ -573,6 +585,7 @@ def append(client: Client, args: list[bytes]) -> bytes:
     value = string_value(db, key)
     if value is None:
         db.data[key] = suffix  # a new key is stored like SET stores it
+        db.access[key] = db.keyspace.lru_clock
         length = len(suffix)
     else:
         _check_length(client, len(value), len(suffix))
@@ -581,6 +594,7 @@ def append(client: Client, args: list[bytes]) -> bytes:
         else:
             value = bytearray(value) + suffix
             db.data[key] = value  # the TTL is kept
+            db.access[key] = db.keyspace.lru_clock
         length = len(value)
     db.modified(key)
     client.server.dirty += 1
@@ -650,6 +664,7 @@ def setrange(client: Client, args: list[bytes]) -> bytes:
         _check_length(client, offset, len(patch))
         value = bytearray(offset)
         db.data[key] = value
+        db.access[key] = db.keyspace.lru_clock
     else:
         if not patch:
             return resp.integer(len(value))
@@ -657,6 +672,7 @@ def setrange(client: Client, args: list[bytes]) -> bytes:
         if type(value) is not bytearray:
             value = bytearray(value)
             db.data[key] = value  # the TTL is kept
+            db.access[key] = db.keyspace.lru_clock
         if offset > len(value):
             value.extend(bytes(offset - len(value)))
     value[offset : offset + len(patch)] = patch
