@@ -170,9 +170,19 @@ class Client(asyncio.Protocol):
         completed = 0
         arguments = 0
         last: list[bytes] | None = None
-        # One clock read per command: each command is charged the time since the previous one
-        # finished (its parsing included), which halves the cost of commandstats timing.
-        clock = perf()
+        last_cmd: Command | None = None
+        failure: ProtocolError | None = None
+        reparse = False
+        # Commandstats and the slow log. A command Redis flags "fast" (O(1), O(log N)) is not
+        # timed on its own: the fast commands of a read are counted in locals and share the
+        # read's time left over by the others. Every other command is timed exactly, from the
+        # end of the previous one (one clock read each), and can enter the slow log.
+        started = clock = perf()
+        timed = 0.0
+        fast_cmd: Command | None = None  # the (usually only) fast command kind of this read
+        fast_calls = 0
+        fast_others: dict[Command, int] | None = None
+        fast_request = last
         try:
             while True:
                 request = reader.gets()
@@ -187,20 +197,43 @@ class Client(asyncio.Protocol):
                 except TypeError:
                     raise ProtocolError(_first_non_bulk(request))
                 cmd = table.get(request[0])
-                arguments += len(request)
+                argc = len(request)
+                arguments += argc
                 if (
                     self.slow
                     or cmd is None
                     or cmd.handler is None
-                    or not cmd.min_args <= len(request) <= cmd.max_args
+                    or not cmd.min_args <= argc <= cmd.max_args
                 ):
                     if self.closing:
                         break
+                    last_cmd = None  # the general path records it itself
                     reply = self.execute(request)
                     if reply is not None:
                         out.append(reply)
                     clock = perf()
                     continue
+                last_cmd = cmd
+                if cmd.is_fast:
+                    try:
+                        out.append(cmd.handler(self, request))
+                    except CommandError as err:
+                        out.append(server.error_reply(err.message, cmd))
+                    except Exception as err:  # a bug must cost one reply, never the server
+                        out.append(server.internal_error(cmd, err))
+                    if cmd is fast_cmd:
+                        fast_calls += 1
+                    elif fast_cmd is None:
+                        fast_cmd, fast_calls = cmd, 1
+                    else:
+                        if fast_others is None:
+                            fast_others = {}
+                        fast_others[cmd] = fast_others.get(cmd, 0) + 1
+                    fast_request = request
+                    clock = 0.0  # stale: the next timed command reads the clock first
+                    continue
+                if not clock:
+                    clock = perf()
                 try:
                     out.append(cmd.handler(self, request))
                 except CommandError as err:
@@ -210,7 +243,7 @@ class Client(asyncio.Protocol):
                 now = perf()
                 elapsed = now - clock
                 clock = now
-                self.last_cmd = cmd
+                timed += elapsed
                 cmd.calls += 1
                 cmd.seconds += elapsed
                 if elapsed > slowlog_threshold:
@@ -218,29 +251,62 @@ class Client(asyncio.Protocol):
         except hiredis.ProtocolError:
             # hiredis only says "bad length": the exact parser re-reads the bad request and
             # produces Redis's precise text.
+            reparse = True
+        except ProtocolError as err:
+            failure = err
+        # Book-keeping first, before the exact parser may run more commands.
+        if last_cmd is not None:
+            self.last_cmd = last_cmd
+        if fast_cmd is not None:
+            self._charge_fast(
+                fast_cmd, fast_calls, fast_others, perf() - started - timed, fast_request
+            )
+        if reparse:
             self._reparse_after(data, completed)
             return
-        except ProtocolError as err:
-            self.protocol_error(str(err))
-        else:
-            # Did the read end exactly after the last complete request? hiredis keeps no visible
-            # trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n") or inside
-            # a header ("*"). A read that ends with CRLF and holds exactly one CRLF per request
-            # header and two per argument has no cut request: a cut one ending in CRLF adds its
-            # own header's. CRLFs inside values also add some: then the slower check that the
-            # read ends with the last request's encoding decides.
-            if not self.closing and (
-                reader.has_data()
-                or (
-                    not data.endswith(b"\r\n")
-                    or data.count(b"\r\n") != completed + 2 * arguments
-                )
-                and (not completed or not data.endswith(_encoded(last)))
-            ):
-                # The exact parser takes over from the cut request's start.
-                self._reparse_after(data, completed)
-                return
+        if failure is not None:
+            self.protocol_error(str(failure))
+        elif not self.closing and (
+            # Did the read end exactly after the last complete request? hiredis keeps no
+            # visible trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n")
+            # or inside a header ("*"). A read that ends with CRLF and holds exactly one CRLF
+            # per request header and two per argument has no cut request: a cut one ending in
+            # CRLF adds its own header's. CRLFs inside values also add some: then the slower
+            # check that the read ends with the last request's encoding decides.
+            reader.has_data()
+            or (
+                not data.endswith(b"\r\n")
+                or data.count(b"\r\n") != completed + 2 * arguments
+            )
+            and (not completed or not data.endswith(_encoded(last)))
+        ):
+            # The exact parser takes over from the cut request's start.
+            self._reparse_after(data, completed)
+            return
         self.flush()
+
+    def _charge_fast(
+        self,
+        cmd: Command,
+        calls: int,
+        others: dict[Command, int] | None,
+        seconds: float,
+        request: list[bytes] | None,
+    ) -> None:
+        """Credit the untimed fast commands of a read with their calls and time (shared in
+        proportion to calls). One fast command alone gets its exact time, and the slow log."""
+        seconds = max(seconds, 0.0)
+        if others is None:
+            cmd.calls += calls
+            cmd.seconds += seconds
+            if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
+                self.server.slowlog_add(self, request, seconds)
+            return
+        others[cmd] = others.get(cmd, 0) + calls
+        total = sum(others.values())
+        for each, count in others.items():
+            each.calls += count
+            each.seconds += seconds * count / total
 
     def _reparse_after(self, data: bytes, completed: int) -> None:
         """Hand the exact parser everything after the ``completed`` requests already run.
@@ -380,9 +446,13 @@ class Client(asyncio.Protocol):
         """Run a command that passed every check (also used by EXEC for queued commands)."""
         server = self.server
         self.last_cmd = cmd
-        keyspace = server.keyspace
-        # CLIENT NO-TOUCH: this client's reads leave keys' access times alone (TOUCH excepted).
-        keyspace.no_touch = self.no_touch and cmd.name != "touch"
+        # CLIENT NO-TOUCH (such clients always take this path): a read-only command leaves the
+        # access times of the keys it names as they were (TOUCH excepted). Restoring them here
+        # keeps every lookup on the hot path free of a NO-TOUCH check.
+        saved_access = None
+        if self.no_touch and not cmd.is_write and cmd.name != "touch":
+            access = self.db.access
+            saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
         started = _perf()
         try:
             reply = cmd.handler(self, args)  # type: ignore[misc]
@@ -390,9 +460,9 @@ class Client(asyncio.Protocol):
             reply = server.error_reply(err.message, cmd)
         except Exception as err:
             reply = server.internal_error(cmd, err)
-        finally:
-            keyspace.no_touch = False
         elapsed = _perf() - started
+        if saved_access is not None:
+            self.db.restore_access(saved_access)
         cmd.calls += 1
         cmd.seconds += elapsed
         if elapsed > server.slowlog_threshold:

@@ -352,9 +352,7 @@ class Database:
                 if deadline is not None and deadline <= now_ms():
                     self.expire_key(key)
                     return None
-            keyspace = self.keyspace
-            if not keyspace.no_touch:
-                self.access[key] = keyspace.lru_clock
+            self.access[key] = self.keyspace.lru_clock
         return value
 
     def lookup_read(self, key: bytes, touch: bool = True) -> object | None:
@@ -371,9 +369,18 @@ class Database:
             keyspace.misses += 1
         else:
             keyspace.hits += 1
-            if touch and not keyspace.no_touch:
+            if touch:
                 self.access[key] = keyspace.lru_clock
         return value
+
+    def restore_access(self, saved: dict[bytes, int | None]) -> None:
+        """Put back access times saved before a CLIENT NO-TOUCH client's read."""
+        access = self.access
+        for key, clock in saved.items():
+            if clock is not None and key in self.data:
+                access[key] = clock
+            elif clock is None:
+                access.pop(key, None)
 
     def idle_seconds(self, key: bytes) -> int:
         """Seconds since the key was last accessed (OBJECT IDLETIME)."""
@@ -589,10 +596,8 @@ class Keyspace:
         self.hits = 0
         self.misses = 0
         # Redis's LRU clock: whole seconds, advanced by the server's cron (so a key access
-        # costs one dict store, not a clock read). ``no_touch`` is set while a CLIENT NO-TOUCH
-        # client's command runs.
+        # costs one dict store, not a clock read).
         self.lru_clock = int(time.time())
-        self.no_touch = False
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)

@@ -64,6 +64,7 @@ class Command:
         "parent",
         "is_write",
         "is_blocking",
+        "is_fast",
         "allowed_in_multi",
         "allowed_unauthenticated",
         "allowed_in_pubsub",
@@ -108,6 +109,7 @@ class Command:
         self.parent = parent
         self.is_write = "write" in flags
         self.is_blocking = "blocking" in flags
+        self.is_fast = "fast" in flags
         self.allowed_in_multi = "no_multi" not in flags
         self.allowed_unauthenticated = "no_auth" in flags
         self.allowed_in_pubsub = False
@@ -122,6 +124,10 @@ class Command:
             return []
         last = self.last_key if self.last_key >= 0 else argc + self.last_key
         return list(range(self.first_key, min(last, argc - 1) + 1, self.key_step))
+
+    def key_positions_of(self, args: list[bytes]) -> list[bytes]:
+        """The key arguments of a request."""
+        return [args[i] for i in self.key_positions(len(args))]
 
     def reset_stats(self) -> None:
         self.calls = self.rejected_calls = self.failed_calls = 0

@@ -116,8 +116,7 @@ def get(client: Client, args: list[bytes]) -> bytes:
         keyspace.misses += 1
         return NULL_BULK if client.protocol == 2 else NULL3
     keyspace.hits += 1
-    if not keyspace.no_touch:
-        db.access[key] = keyspace.lru_clock
+    db.access[key] = keyspace.lru_clock
     kind = type(value)
     if kind is bytes or kind is bytearray:
         size = len(value)  # type: ignore[arg-type]
