@@ -67,7 +67,6 @@ class Command:
         "is_fast",
         "allowed_in_multi",
         "allowed_unauthenticated",
-        "allowed_in_pubsub",
         "calls",
         "seconds",
         "rejected_calls",
@@ -112,7 +111,6 @@ class Command:
         self.is_fast = "fast" in flags
         self.allowed_in_multi = "no_multi" not in flags
         self.allowed_unauthenticated = "no_auth" in flags
-        self.allowed_in_pubsub = False
         self.calls = 0
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0

@@ -245,12 +245,3 @@ class RequestParser:
             self._remaining -= 1
         self._args = None
         return args
-
-
-def hiredis_error_text(message: str, data: bytes) -> str:
-    """Best-effort Redis text for an error hiredis raised (used when re-parsing is impossible)."""
-    if "multi-bulk" in message:
-        return "invalid multibulk length"
-    if "bulk" in message:
-        return "invalid bulk length"
-    return "expected '$', got '%c'" % (data[:1] or b"?")[0]

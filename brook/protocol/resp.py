@@ -60,8 +60,6 @@ class ErrorReply(str):
     """An error, to be embedded in an array (e.g. a transaction's EXEC reply)."""
 
 
-NULL_ARRAY_VALUE = NullArray()
-
 
 def integer(n: int) -> bytes:
     if -1 <= n <= 10000:
