@@ -247,7 +247,7 @@ class Client(asyncio.Protocol):
                 cmd.calls += 1
                 cmd.seconds += elapsed
                 if elapsed > slowlog_threshold:
-                    server.slowlog_add(self, request, elapsed)
+                    server.slowlog_add(self, cmd, request, elapsed)
         except hiredis.ProtocolError:
             # hiredis only says "bad length": the exact parser re-reads the bad request and
             # produces Redis's precise text.
@@ -300,7 +300,7 @@ class Client(asyncio.Protocol):
             cmd.calls += calls
             cmd.seconds += seconds
             if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
-                self.server.slowlog_add(self, request, seconds)
+                self.server.slowlog_add(self, cmd, request, seconds)
             return
         others[cmd] = others.get(cmd, 0) + calls
         total = sum(others.values())
@@ -398,7 +398,6 @@ class Client(asyncio.Protocol):
         cmd = self.table.get(args[0]) if type(args[0]) is bytes else None
         if cmd is None and type(args[0]) is bytes:
             cmd = self.table.get(args[0].lower())
-        self.last_interaction = time.time()
         if cmd is None:
             return self._reject(unknown_command_error(args), None)
         if cmd.subcommands and len(args) >= 2:
@@ -466,9 +465,9 @@ class Client(asyncio.Protocol):
         cmd.calls += 1
         cmd.seconds += elapsed
         if elapsed > server.slowlog_threshold:
-            server.slowlog_add(self, args, elapsed)
+            server.slowlog_add(self, cmd, args, elapsed)
         if server.monitors:  # after the command, as Redis: a SELECT shows its new database
-            server.feed_monitors(self, args)
+            server.feed_monitors(self, cmd, args)
         return reply
 
     # -- transactions and WATCH ---------------------------------------------------------------

@@ -251,11 +251,10 @@ class Server:
         for other in self.clients.values():
             other.refresh_mode()
 
-    def feed_monitors(self, client: Client, args: list[bytes]) -> None:
+    def feed_monitors(self, client: Client, cmd: Command, args: list[bytes]) -> None:
         """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis
         does. Administrative commands are never shown and secrets are redacted, as in Redis."""
-        cmd = self._command_of(args)
-        if cmd is not None and ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
+        if "admin" in cmd.flags or "skip_monitor" in cmd.flags:
             return
         shown = _redact(cmd, args)
         line = b'+%.6f [%d %s] %s\r\n' % (
@@ -303,11 +302,12 @@ class Server:
         self.log("warning", f"Internal error in {cmd.fullname}: {traceback.format_exc()}")
         return self.error_reply(f"ERR internal error in '{cmd.fullname}': {type(err).__name__}", cmd)
 
-    def slowlog_add(self, client: Client, args: list[bytes], elapsed: float) -> None:
+    def slowlog_add(
+        self, client: Client, cmd: Command, args: list[bytes], elapsed: float
+    ) -> None:
         """A command ran longer than :attr:`slowlog_threshold`: record it in the slow log and/or
         as a latency sample, whichever thresholds it reached."""
-        cmd = self._command_of(args)
-        if cmd is not None and "skip_slowlog" in cmd.flags:
+        if "skip_slowlog" in cmd.flags:
             return  # EXEC: the commands it ran are logged one by one
         if elapsed >= self._slowlog_seconds and self.slowlog.maxlen:
             shown = _redact(cmd, args)
@@ -316,14 +316,8 @@ class Server:
         threshold_ms = self.config.latency_monitor_threshold
         latency_ms = int(elapsed * 1000)
         if threshold_ms > 0 and latency_ms >= threshold_ms:
-            fast = cmd is not None and "fast" in cmd.flags
+            fast = "fast" in cmd.flags
             self.latency_add("fast-command" if fast else "command", latency_ms)
-
-    def _command_of(self, args: list[bytes]) -> Command | None:
-        cmd = self.command_table.get(args[0]) or self.command_table.get(args[0].lower())
-        if cmd is not None and cmd.subcommands and len(args) > 1:
-            return cmd.subcommands.get(args[1].lower(), cmd)
-        return cmd
 
     def latency_add(self, event: str, latency_ms: int) -> None:
         """Record a latency sample (the latency monitor: LATENCY LATEST/HISTORY)."""
@@ -557,11 +551,9 @@ def _is_waiting(client: Client) -> bool:
     return bool(getattr(client, "blocked", False) or getattr(client, "subscriptions", 0))
 
 
-def _redact(cmd: Command | None, args: list[bytes]) -> list[bytes]:
+def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
     """Hide secrets from the slow log as Redis does: AUTH's arguments, HELLO's AUTH pair and
     sensitive CONFIG SET values become ``(redacted)``."""
-    if cmd is None:
-        return args
     if cmd.name == "auth":
         return [args[0]] + [REDACTED] * (len(args) - 1)
     if cmd.name == "hello":
