@@ -1,11 +1,18 @@
 """Side-by-side benchmark: Brook and redis-server under redis-benchmark, in one run.
 
     python -m bench.run [--repeat 3] [--tests ping_mbulk,set,get,incr,mset] [--pipelines 1,16]
+    python -m bench.run --suite streams [--stream-entries 100000] [--servers redis]
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
 Prints requests/s for each and the ratio Brook/Redis; ``--json FILE`` saves the figures.
 Absolute numbers vary between machines; the ratio is what ``docs/performance.md`` records.
+
+Suites: ``core`` (the string/keyspace rows), ``streams`` (``xadd`` and ``xrange_10`` under
+redis-benchmark, and ``xscan``: fill a fresh pair of servers with ``--stream-entries`` readings,
+memory per entry, full XRANGE scan; see ``bench/streams.py``), ``all`` (the default: both).
+``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
+how the stream rows were developed before Brook had stream commands.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import streams
+
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
 # dict probe misses cache.
@@ -34,6 +43,12 @@ DEFAULT_TESTS = ("ping_mbulk", "set", "get", "incr", "mset", "set@random", "get@
 RANDOM_KEYS = 100_000
 DEFAULT_PIPELINES = (1, 16)
 CLIENTS = 50
+SUITES: dict[str, tuple[str, ...]] = {
+    "core": DEFAULT_TESTS,
+    "streams": streams.STREAM_TESTS,
+    "all": DEFAULT_TESTS + streams.STREAM_TESTS,
+}
+SERVERS = ("brook", "redis")
 
 
 def free_port() -> int:
@@ -71,38 +86,61 @@ class Target:
             self.process.kill()
 
 
-def start_targets(workdir: Path, brook_args: list[str]) -> list[Target]:
+def start_targets(workdir: Path, brook_args: list[str],
+                  servers: tuple[str, ...] = SERVERS) -> list[Target]:
     redis_binary = shutil.which("redis-server")
     if redis_binary is None:
         sys.exit("redis-server is required (make redis installs it)")
-    brook_port, redis_port = free_port(), free_port()
-    brook = subprocess.Popen(
-        [sys.executable, "-m", "brook", "--port", str(brook_port), *brook_args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
-    )
-    redis = subprocess.Popen(
-        [redis_binary, "--port", str(redis_port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
-    )
-    targets = [Target("brook", brook_port, brook), Target("redis", redis_port, redis)]
-    for target in targets:
-        wait_ready(target.port, target.process)
+    commands = {
+        "brook": lambda port: [sys.executable, "-m", "brook", "--port", str(port), *brook_args],
+        "redis": lambda port: [redis_binary, "--port", str(port), "--save", "", "--appendonly", "no"],
+    }
+    targets = []
+    for name in servers:
+        port = free_port()
+        process = subprocess.Popen(
+            commands[name](port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
+        )
+        targets.append(Target(name, port, process))
+    try:
+        for target in targets:
+            wait_ready(target.port, target.process)
+    except BaseException:
+        stop_targets(targets)
+        raise
     return targets
 
 
+def stop_targets(targets: list[Target]) -> None:
+    for target in targets:
+        target.stop()
+
+
 def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
-    """requests/s that redis-benchmark reports for one test (``name@random``: random keys)."""
+    """requests/s that redis-benchmark reports for one test (``name@random``: random keys).
+
+    A test in ``streams.CUSTOM_TESTS`` is a custom command line; its ``prepare`` step runs first
+    (outside the timing) so every sample starts from the same stream on either server.
+    """
     test, _, variant = test.partition("@")
     command = [
         "redis-benchmark", "-p", str(port), "-c", str(CLIENTS), "-n", str(requests),
-        "-P", str(pipeline), "-t", test, "--csv",
+        "-P", str(pipeline), "--csv",
     ]
     if variant == "random":
         command += ["-r", str(RANDOM_KEYS)]
+    custom = streams.CUSTOM_TESTS.get(test)
+    if custom is not None:
+        custom.prepare(port)
+        command += custom.command
+    else:
+        command += ["-t", test]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
     rows = list(csv.reader(io.StringIO(result.stdout)))
     for row in rows:
-        if row and row[0].upper().startswith(test.upper().split("_")[0]):
+        if not row or row[0] == "test":
+            continue
+        if custom is not None or row[0].upper().startswith(test.upper().split("_")[0]):
             return float(row[1])
     raise RuntimeError(f"no result for {test} in: {result.stdout!r} {result.stderr!r}")
 
@@ -127,54 +165,99 @@ def machine_description() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tests", default=",".join(DEFAULT_TESTS))
+    parser.add_argument("--suite", choices=SUITES, default="all",
+                        help="default set of tests (ignored when --tests is given)")
+    parser.add_argument("--tests", help="comma-separated tests (default: the suite's)")
     parser.add_argument("--pipelines", default=",".join(map(str, DEFAULT_PIPELINES)))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--requests", type=int, default=0,
                         help="requests per run (default: 100k at -P 1, 1M with pipelining)")
+    parser.add_argument("--stream-entries", type=int, default=1_000_000,
+                        help="entries written and scanned by the xscan test (0 skips it)")
+    parser.add_argument("--servers", default=",".join(SERVERS),
+                        help="brook,redis (default), or one of them alone: no ratios then")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--brook-args", default="", help="extra flags for brook-server")
     options = parser.parse_args()
     if shutil.which("redis-benchmark") is None:
         sys.exit("redis-benchmark is required (make redis installs it)")
-    tests = options.tests.split(",")
+    servers = tuple(name for name in SERVERS if name in options.servers.split(","))
+    if not servers or set(options.servers.split(",")) - set(SERVERS):
+        sys.exit(f"--servers takes a comma-separated subset of {','.join(SERVERS)}")
+    tests = options.tests.split(",") if options.tests else list(SUITES[options.suite])
+    bench_tests = [test for test in tests if test != streams.SCAN_TEST]
+    scan = streams.SCAN_TEST in tests and options.stream_entries > 0
     pipelines = [int(p) for p in options.pipelines.split(",")]
+    brook_args = options.brook_args.split()
     results: dict[str, dict[str, list[float]]] = {}
+    scan_results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as workdir:
-        targets = start_targets(Path(workdir), options.brook_args.split())
-        try:
-            for test in tests:
-                for pipeline in pipelines:
-                    requests = options.requests or (100_000 if pipeline == 1 else 1_000_000)
-                    label = f"{test.replace('@random', ' (random keys)')} -P {pipeline}"
-                    row = results.setdefault(label, {"brook": [], "redis": []})
-                    for _ in range(options.repeat):
-                        for target in targets:
-                            row[target.name].append(run_benchmark(target.port, test, pipeline, requests))
-                    print_row(label, row)
-        finally:
-            for target in targets:
-                target.stop()
+        if bench_tests:
+            targets = start_targets(Path(workdir), brook_args, servers)
+            try:
+                for test in bench_tests:
+                    for pipeline in pipelines:
+                        requests = options.requests or (100_000 if pipeline == 1 else 1_000_000)
+                        label = f"{test.replace('@random', ' (random keys)')} -P {pipeline}"
+                        row = results.setdefault(label, {name: [] for name in servers})
+                        for _ in range(options.repeat):
+                            for target in targets:
+                                row[target.name].append(
+                                    run_benchmark(target.port, test, pipeline, requests))
+                        print_row(label, row)
+            finally:
+                stop_targets(targets)
+        if scan:
+            # A fresh pair: memory per entry is measured from an empty server, not one whose
+            # allocator (or, for Brook, RSS) still carries the redis-benchmark rows' keys.
+            targets = start_targets(Path(workdir), brook_args, servers)
+            try:
+                scan_results = streams.scan_rows(
+                    {target.name: target.port for target in targets},
+                    options.stream_entries, options.repeat, print_row)
+            finally:
+                stop_targets(targets)
     print()
     print(f"Machine: {machine_description()}")
-    print(f"Medians of {options.repeat} runs, requests/s.")
-    print()
-    print(markdown_table(results))
+    if results:
+        print(f"Medians of {options.repeat} runs, requests/s.")
+        print()
+        print(markdown_table(results, "test", "rps"))
+    if scan_results:
+        print()
+        print(f"Stream of {options.stream_entries:,} entries (XADD s * sensor <n> temp <f> hum <n>); "
+              f"scan: median of {options.repeat}, fill and memory: one fill per server.")
+        print()
+        print(markdown_table(scan_results, "measure", ""))
     if options.json:
-        Path(options.json).write_text(json.dumps(results, indent=2))
+        Path(options.json).write_text(json.dumps(results | scan_results, indent=2))
+
+
+def number(value: float) -> str:
+    """Thousands separators; one decimal for small figures such as bytes per entry."""
+    return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 def print_row(label: str, row: dict[str, list[float]]) -> None:
-    brook, redis = statistics.median(row["brook"]), statistics.median(row["redis"])
-    print(f"{label:<30} brook {brook:>12,.0f}  redis {redis:>12,.0f}  ratio {brook / redis:.2f}",
-          flush=True)
+    medians = {name: statistics.median(values) for name, values in row.items()}
+    line = f"{label:<44}" + "".join(f" {name} {number(value):>12}" for name, value in medians.items())
+    if len(medians) == len(SERVERS):
+        line += f"  ratio {medians['brook'] / medians['redis']:.2f}"
+    print(line, flush=True)
 
 
-def markdown_table(results: dict[str, dict[str, list[float]]]) -> str:
-    lines = ["| test | Brook rps | Redis rps | Brook/Redis |", "|---|---:|---:|---:|"]
+def markdown_table(results: dict[str, dict[str, list[float]]], first: str, unit: str) -> str:
+    servers = [name for name in SERVERS if name in next(iter(results.values()))]
+    both = len(servers) == len(SERVERS)
+    headers = [first, *(f"{name.capitalize()} {unit}".rstrip() for name in servers)]
+    lines = ["| " + " | ".join(headers + (["Brook/Redis"] if both else [])) + " |",
+             "|---|" + "---:|" * (len(servers) + both)]
     for label, row in results.items():
-        brook, redis = statistics.median(row["brook"]), statistics.median(row["redis"])
-        lines.append(f"| {label} | {brook:,.0f} | {redis:,.0f} | {brook / redis:.2f} |")
+        medians = {name: statistics.median(row[name]) for name in servers}
+        cells = [label, *(number(medians[name]) for name in servers)]
+        if both:
+            cells.append(f"{medians['brook'] / medians['redis']:.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -485,6 +485,8 @@ PARAMETERS: list[Parameter] = [
     _mem("hll-sparse-max-bytes", "3000", 0, LONG_MAX),
     _mem("stream-node-max-bytes", "4096", 0, LONG_MAX),
     _int("stream-node-max-entries", 100, 0, LONG_MAX),
+    _int("stream-idmp-duration", 100, 1, 86400),
+    _int("stream-idmp-maxsize", 100, 1, 10000),
 ]
 
 PARAMETERS_BY_NAME: dict[str, Parameter] = {}
@@ -536,6 +538,10 @@ class Config:
     maxmemory: int
     maxmemory_policy: str
     notify_keyspace_events: int
+    stream_node_max_bytes: int
+    stream_node_max_entries: int
+    stream_idmp_duration: int
+    stream_idmp_maxsize: int
 
     def __init__(self) -> None:
         # Called with the canonical name of each changed parameter; may raise ConfigError to

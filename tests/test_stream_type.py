@@ -139,15 +139,35 @@ class StreamMachine(RuleBasedStateMachine):
         if count is not None:
             expected = expected[:count]
         assert self.s.range(start, end, count, reverse) == expected
+        # The read commands' path: cached RESP encodings, built per node.
+        encoded = [stream_module.encode_entry(i, f) for i, f in expected]
+        for split in (False, True):
+            n, pieces = self.s.range_resp(start, end, count, reverse, split)
+            assert (n, b"".join(pieces)) == (len(encoded), b"".join(encoded))
+            if split:
+                assert pieces == encoded
 
     @rule(data=st.data())
     def get(self, data: st.DataObject) -> None:
         entry_id = self.pick_id(data)
         assert self.s.get(entry_id) == self.model.get(entry_id)
 
+    @rule(data=st.data())
+    def set_last_id(self, data: st.DataObject) -> None:
+        """XSETID: any ID at or above the last live entry and the max deleted ID, possibly
+        below deleted entries at the tail (they must not disturb later appends)."""
+        floor = max(max(self.model, default=0), self.max_deleted)
+        self.s.set_last_id(data.draw(st.integers(floor, max(floor, self.s.last_id) + 3)))
+
+    @rule(max_entries=st.sampled_from([0, 1, 2, 4, 100]), max_bytes=st.sampled_from([0, 40, 90]))
+    def change_node_limits(self, max_entries: int, max_bytes: int) -> None:
+        """CONFIG SET stream-node-max-*: later appends follow the new limits."""
+        self.s.set_node_limits(max_entries, max_bytes)
+
     @rule()
     def evict_decode_cache(self) -> None:
         stream_module._CACHE.clear()
+        stream_module._RESP_CACHE.clear()
 
     @rule()
     def copy(self) -> None:
@@ -367,3 +387,14 @@ def test_memory_and_speed() -> None:
     assert len(everything) == n and batches == n // 100
     print(f"append {n / (t1 - t0):,.0f} entries/s; range (cold, all) {n / (t2 - t1):,.0f} "
           f"entries/s; range COUNT 100 paging {n / (t3 - t2):,.0f} entries/s")
+
+
+def test_encoded_tail_follows_appends() -> None:
+    """The open node's cached encodings grow with it: a read between appends sees them all."""
+    s = Stream()
+    for i in range(1, 8):
+        s.append(make_id(1, i), [b"f", b"%d" % i])
+        n, pieces = s.range_resp(0, MAX_ID, i)
+        expected = [stream_module.encode_entry(make_id(1, j), [b"f", b"%d" % j])
+                    for j in range(1, i + 1)]
+        assert (n, b"".join(pieces)) == (i, b"".join(expected))

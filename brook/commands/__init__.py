@@ -16,6 +16,7 @@ FAMILIES = (
     "scan",
     "strings",
     "hashes",
+    "streams",
 )
 
 

@@ -26,9 +26,23 @@ _HIDDEN_FLAGS: set[str] = set()
 
 
 def _key_specs(cmd: Command) -> list[Any]:
+    access = ["RW", "update"] if cmd.is_write else ["RO", "access"]
+    if cmd.key_keyword is not None:
+        # movablekeys commands whose keys follow a keyword (XREAD ... STREAMS k1 k2 id1 id2):
+        # all the remaining arguments, of which the first half are keys.
+        return [
+            resp.Map(
+                {
+                    "flags": resp.RSet([resp.Status(f.encode()) for f in access]),
+                    "begin_search": resp.Map({"type": "keyword", "spec": resp.Map(
+                        {"keyword": cmd.key_keyword, "startfrom": 1})}),
+                    "find_keys": resp.Map({"type": "range", "spec": resp.Map(
+                        {"lastkey": -1, "keystep": 1, "limit": 2})}),
+                }
+            )
+        ]
     if cmd.first_key <= 0:
         return []
-    access = ["RW", "UPDATE"] if cmd.is_write else ["RO", "ACCESS"]
     last = cmd.last_key - cmd.first_key if cmd.last_key >= 0 else cmd.last_key
     return [
         resp.Map(
@@ -194,11 +208,11 @@ def command_getkeys(client: Client, args: list[bytes]) -> bytes:
     request = args[2:]
     if target.subcommands and len(request) > 1:
         target = target.subcommands.get(request[1].lower(), target)
-    if target.first_key <= 0:
+    if target.first_key <= 0 and target.find_keys is None:
         raise CommandError("ERR The command has no key arguments")
     if not target.min_args <= len(request) <= target.max_args:
         raise CommandError("ERR Invalid number of arguments specified for command")
-    positions = target.key_positions(len(request))
+    positions = target.key_positions(len(request), request)
     if not positions:
         raise CommandError("ERR Invalid arguments specified for command")
     return resp.array_of_bulks(request[i] for i in positions)

@@ -71,6 +71,8 @@ class Command:
         "seconds",
         "rejected_calls",
         "failed_calls",
+        "find_keys",
+        "key_keyword",
     )
 
     def __init__(
@@ -115,9 +117,15 @@ class Command:
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0
         self.failed_calls = 0
+        # movablekeys commands (XREAD...): (argc, args) -> key indices, found by keyword.
+        self.find_keys: Callable[[int, list[bytes]], list[int]] | None = None
+        self.key_keyword: str | None = None  # the keyword its keys follow (key specs)
 
-    def key_positions(self, argc: int) -> list[int]:
-        """Indices of the key arguments in a request of ``argc`` arguments."""
+    def key_positions(self, argc: int, args: list[bytes] | None = None) -> list[int]:
+        """Indices of the key arguments in a request of ``argc`` arguments (movablekeys
+        commands need the arguments themselves)."""
+        if self.find_keys is not None:
+            return self.find_keys(argc, args) if args is not None else []
         if self.first_key <= 0:
             return []
         last = self.last_key if self.last_key >= 0 else argc + self.last_key
@@ -125,7 +133,7 @@ class Command:
 
     def key_positions_of(self, args: list[bytes]) -> list[bytes]:
         """The key arguments of a request."""
-        return [args[i] for i in self.key_positions(len(args))]
+        return [args[i] for i in self.key_positions(len(args), args)]
 
     def reset_stats(self) -> None:
         self.calls = self.rejected_calls = self.failed_calls = 0

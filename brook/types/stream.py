@@ -24,9 +24,12 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
+from collections.abc import Callable, Iterator
+from itertools import accumulate, chain, islice
+from typing import Any
 
 from brook import keyspace
+from brook.types.idmp import Idmp
 
 MAX_ID = (1 << 128) - 1
 _MASK64 = (1 << 64) - 1
@@ -108,37 +111,55 @@ class _Node:
 
 def _encode(master_id: int, names: list[bytes], ids: list[int],
             rows: list[list[bytes] | None]) -> tuple[bytes, int]:
-    """Seal the live entries of ``ids``/``rows`` into a blob; returns (blob, entries stored)."""
+    """Seal the live entries of ``ids``/``rows`` into a blob; returns (blob, entries stored).
+    Written as whole-list comprehensions: sealing runs once per node on the XADD path."""
+    if None in rows:
+        live = [(i, r) for i, r in zip(ids, rows, strict=True) if r is not None]
+        ids = [i for i, _ in live]
+        rows = [r for _, r in live]  # type: ignore[misc]
     master_ms, master_seq = master_id >> 64, master_id & _MASK64
     nmaster = len(names)
-    ms_deltas: list[int] = []
-    seqs: list[int] = []
+    ms_deltas = [(i >> 64) - master_ms for i in ids]
+    seqs = [(i & _MASK64) - master_seq if not d else i & _MASK64
+            for i, d in zip(ids, ms_deltas, strict=True)]
+    width = 2 * nmaster
+    strings = list(names)
     odd_index: list[int] = []
     odd_nfields: list[int] = []
-    strings = list(names)
-    for entry_id, row in zip(ids, rows, strict=True):
-        if row is None:
-            continue
-        delta = (entry_id >> 64) - master_ms
-        seq = entry_id & _MASK64
-        if not delta:
-            seq -= master_seq
-        if len(row) == 2 * nmaster and row[0::2] == names:
-            strings += row[1::2]
-        else:
-            odd_index.append(len(ms_deltas))
-            odd_nfields.append(len(row) // 2)
-            strings += row
-        ms_deltas.append(delta)
-        seqs.append(seq)
+    flat: list[bytes] = []
+    if set(map(len, rows)) == {width}:  # type: ignore[arg-type]
+        flat = list(chain.from_iterable(rows))  # type: ignore[arg-type]
+    if flat and flat[0::2] == names * len(rows):
+        strings += flat[1::2]  # every entry has the master's names: values only, in C
+    else:
+        same = [len(r) == width and r[0::2] == names for r in rows]  # type: ignore[arg-type]
+        for index, (row, is_same) in enumerate(zip(rows, same, strict=True)):
+            if is_same:
+                strings += row[1::2]  # type: ignore[index]
+            else:
+                odd_index.append(index)
+                odd_nfields.append(len(row) // 2)  # type: ignore[arg-type]
+                strings += row  # type: ignore[arg-type]
     ms_code, ms_bytes = _column(ms_deltas)
     seq_code, seq_bytes = _column(seqs)
     odd_code, odd_bytes = _column(odd_index + odd_nfields)
-    len_code, len_bytes = _column([len(s) for s in strings])
-    header = _HEADER.pack(len(ms_deltas), nmaster, len(strings), len(odd_index),
+    len_code, len_bytes = _column(list(map(len, strings)))
+    header = _HEADER.pack(len(ids), nmaster, len(strings), len(odd_index),
                           (ms_code + seq_code + odd_code + len_code).encode())
     blob = b"".join((header, ms_bytes, seq_bytes, odd_bytes, len_bytes, *strings))
-    return blob, len(ms_deltas)
+    return blob, len(ids)
+
+
+_CUT_FORMATS = ["%ds" % n for n in range(1024)]
+
+
+def _cut(blob: bytes, pos: int, lengths: list[int]) -> list[bytes] | tuple[bytes, ...]:
+    """The consecutive strings of ``lengths`` starting at ``blob[pos]``: one struct call
+    (faster than slicing each) while every length is under 1 KiB."""
+    if not lengths or max(lengths) >= len(_CUT_FORMATS):
+        offsets = list(accumulate(lengths, initial=pos))
+        return [blob[a:b] for a, b in zip(offsets, offsets[1:], strict=False)]
+    return struct.unpack_from("".join(map(_CUT_FORMATS.__getitem__, lengths)), blob, pos)
 
 
 def _decode(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
@@ -160,8 +181,7 @@ def _decode(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
     seqs = take(seq_code, count)
     odd = take(odd_code, 2 * nodd)
     lengths = take(len_code, nstr)
-    offsets = list(accumulate(lengths, initial=pos))
-    strings = [blob[a:b] for a, b in zip(offsets, offsets[1:], strict=False)]
+    strings = list(_cut(blob, pos, lengths))
 
     master_id = node.master_id
     master_ms = master_id >> 64
@@ -231,6 +251,131 @@ def _entries(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
     return hit
 
 
+# RESP encodings of nodes' entries, for the read commands. A sealed node is encoded once into a
+# list of pieces with the same number of pieces per entry, built column-wise so that the
+# per-value work is list lookups and slices; a range within it is then one list slice, and the
+# command joins the pieces of its whole reply once.
+# The open tail node keeps one bytes object per entry, appended lazily. Nodes with very large
+# entries are not kept.
+_RESP_CACHE: dict[_Node, tuple[list[int] | None, object]] = {}
+_RESP_CACHE_SIZE = 16
+_RESP_CACHE_MAX_NODE_BYTES = 1 << 18
+_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
+_ENTRY_HEADERS = [b"*2\r\n$%d\r\n" % n for n in range(42)]  # "*2" and the ID's length
+
+
+class _Packed:
+    """A sealed node's entries as RESP pieces: entry i is ``parts[i*stride:(i+1)*stride]``.
+    The int IDs are only built when a range bound falls inside the node."""
+
+    __slots__ = ("parts", "stride", "ms", "seqs", "_ids")
+
+    def __init__(self, parts: list[bytes], stride: int, ms: list[int], seqs: list[int]) -> None:
+        self.parts = parts
+        self.stride = stride
+        self.ms = ms
+        self.seqs = seqs
+        self._ids: list[int] | None = None
+
+    def ids(self) -> list[int]:
+        if self._ids is None:
+            self._ids = [m << 64 | q for m, q in zip(self.ms, self.seqs, strict=True)]
+        return self._ids
+
+    def pieces(self, lo: int, hi: int) -> list[bytes]:
+        """The pieces of entries lo..hi-1."""
+        return self.parts[lo * self.stride:hi * self.stride]
+
+    def entry(self, i: int) -> bytes:
+        return b"".join(self.parts[i * self.stride:(i + 1) * self.stride])
+
+
+def _forget(node: _Node) -> None:
+    """Drop a node's cached decodings (it changed or left its stream)."""
+    _CACHE.pop(node, None)
+    _RESP_CACHE.pop(node, None)
+
+
+def encode_entry(entry_id: int, row: list[bytes]) -> bytes:
+    """The RESP form of one entry: ``[b"ms-seq", [field, value, ...]]``."""
+    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+    return b"".join([b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(sid), sid, len(row)),
+                     *[b"$%d\r\n%s\r\n" % (len(item), item) for item in row]])
+
+
+def _encode_sealed_resp(node: _Node) -> tuple[list[int] | None, object]:
+    """RESP of every entry of a sealed node. The common node (every entry with the master's
+    field names, values under 1 KiB) is packed column-wise; others are encoded per entry."""
+    blob = node.blob
+    assert blob is not None
+    count, nmaster, nstr, nodd, codes = _HEADER.unpack_from(blob)
+    ms_code, seq_code, odd_code, len_code = codes.decode()
+    pos = _HEADER.size
+    end = pos + count * _WIDTHS[ms_code]
+    ms_deltas = array(ms_code, blob[pos:end]).tolist()
+    pos, end = end, end + count * _WIDTHS[seq_code]
+    seqs = array(seq_code, blob[pos:end]).tolist()
+    pos = end + 2 * nodd * _WIDTHS[odd_code]
+    end = pos + nstr * _WIDTHS[len_code]
+    lengths = array(len_code, blob[pos:end]).tolist()
+    if nodd or not nmaster or max(lengths) >= len(_BULK_HEADERS):
+        ids, rows = _entries(node)
+        return ids, [encode_entry(i, row) if row is not None else None
+                     for i, row in zip(ids, rows, strict=True)]
+    strings = _cut(blob, end, lengths)
+    master_ms, master_seq = node.master_id >> 64, node.master_id & _MASK64
+    if any(ms_deltas):
+        ms_list = [master_ms + d for d in ms_deltas]
+        seqs = [q + master_seq if not d else q for d, q in zip(ms_deltas, seqs, strict=True)]
+    else:
+        ms_list = [master_ms] * count
+        if master_seq:
+            seqs = [q + master_seq for q in seqs]
+    sids = list(map(b"%d-%d".__mod__, zip(ms_list, seqs, strict=True)))
+    # Pieces of one entry: header, ID, "\r\n*<2n>\r\n" + name 0's bulk, then per field k:
+    # value header, value, and "\r\n" + name k+1's bulk (or the final "\r\n").
+    names = strings[:nmaster]
+    joints = [b"\r\n$%d\r\n%s\r\n" % (len(name), name) for name in names] + [b"\r\n"]
+    joints[0] = b"\r\n*%d" % (2 * nmaster) + joints[0]
+    stride = 3 + 3 * nmaster
+    parts: list[bytes] = [b""] * (count * stride)
+    parts[0::stride] = [_ENTRY_HEADERS[len(sid)] for sid in sids]
+    parts[1::stride] = sids
+    parts[2::stride] = [joints[0]] * count
+    value_headers = list(map(_BULK_HEADERS.__getitem__, lengths[nmaster:]))
+    values = strings[nmaster:]
+    for k in range(nmaster):
+        parts[3 + 3 * k::stride] = value_headers[k::nmaster]
+        parts[4 + 3 * k::stride] = values[k::nmaster]
+        parts[5 + 3 * k::stride] = [joints[k + 1]] * count
+    return None, _Packed(parts, stride, ms_list, seqs)
+
+
+def _resp_entries(node: _Node) -> tuple[list[int] | None, object]:
+    """IDs and RESP encodings of a node's entries, through the cache: a :class:`_Packed` (and
+    no IDs: it builds them on demand) for a sealed node, a list of bytes (None = deleted) for
+    the open one."""
+    hit = _RESP_CACHE.get(node)
+    if node.blob is None:
+        ids, rows = node.ids, node.rows
+        if hit is None:
+            hit = (ids, [])  # type: ignore[assignment]
+            _RESP_CACHE[node] = hit  # type: ignore[assignment]
+        encoded = hit[1]  # type: ignore[index]
+        done = len(encoded)  # type: ignore[arg-type]
+        if done < len(ids):  # type: ignore[arg-type]
+            encoded += [None if row is None else encode_entry(i, row)  # type: ignore[operator]
+                        for i, row in zip(ids[done:], rows[done:], strict=True)]  # type: ignore[index]
+        return hit  # type: ignore[return-value]
+    if hit is None:
+        hit = _encode_sealed_resp(node)
+        if len(node.blob) <= _RESP_CACHE_MAX_NODE_BYTES:
+            _RESP_CACHE[node] = hit
+    if len(_RESP_CACHE) > _RESP_CACHE_SIZE:
+        del _RESP_CACHE[next(iter(_RESP_CACHE))]
+    return hit
+
+
 class Stream:
     """A stream's entries and the metadata XINFO STREAM reports."""
 
@@ -239,21 +384,24 @@ class Stream:
         self.last_id = 0
         self.max_deleted_id = 0
         self.entries_added = 0
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
+        self.set_node_limits(max_entries, max_bytes)
         self._first_id = 0
         self._nodes: list[_Node] = []
         self._starts: list[int] = []   # master IDs of _nodes, for bisect
         self._tail: _Node | None = None  # the open node, always _nodes[-1] when set
+        self.idmp: Idmp | None = None  # XADD IDMP state, created on first use
 
     def first_id(self) -> int:
         """ID of the first live entry (XINFO's recorded-first-entry-id), 0 when empty."""
         return self._first_id
 
     def set_node_limits(self, max_entries: int, max_bytes: int) -> None:
-        """CONFIG SET stream-node-max-*: checked at every append, like Redis."""
+        """CONFIG SET stream-node-max-*: checked at every append, like Redis (0 = no limit;
+        the byte limit is capped like Redis's listpacks)."""
         self.max_entries = max_entries
         self.max_bytes = max_bytes
+        self._entry_cap = max_entries or 1 << 62
+        self._byte_cap = max_bytes if 0 < max_bytes <= _LISTPACK_MAX_SIZE else _LISTPACK_MAX_SIZE
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -261,25 +409,19 @@ class Stream:
         """Add an entry (flat field/value list, now owned by the stream) after the last one."""
         if entry_id <= self.last_id:
             raise ValueError("stream ID must be greater than the last ID")
-        if len(fields) & 1:
+        nfields = len(fields)
+        if nfields & 1:
             raise ValueError("stream fields must come in field/value pairs")
-        size = sum(map(len, fields)) + len(fields) + 4
+        size = sum(map(len, fields)) + nfields + 4
         tail = self._tail
-        if tail is not None:
-            max_bytes = self.max_bytes
-            if not max_bytes or max_bytes > _LISTPACK_MAX_SIZE:
-                max_bytes = _LISTPACK_MAX_SIZE
-            # Redis's streamAppendItem test: a new node if this entry would reach the byte cap
-            # or the node already holds max_entries (deleted entries included).
-            if tail.nbytes + size >= max_bytes or (
-                    self.max_entries and tail.count >= self.max_entries):
+        # Redis's streamAppendItem test: a new node if this entry would reach the byte cap or
+        # the node already holds max_entries (deleted entries included).
+        if tail is None or tail.nbytes + size >= self._byte_cap or tail.count >= self._entry_cap:
+            if tail is not None:
                 self._seal(tail)
-                tail = None
-        if tail is None:
-            tail = _Node(entry_id, fields[0::2])
+            tail = self._tail = _Node(entry_id, fields[0::2])
             self._nodes.append(tail)
             self._starts.append(entry_id)
-            self._tail = tail
         tail.ids.append(entry_id)  # type: ignore[union-attr]
         tail.rows.append(fields)  # type: ignore[union-attr]
         tail.count += 1
@@ -291,11 +433,12 @@ class Stream:
         self.length += 1
         self.last_id = entry_id
         self.entries_added += 1
-        if self.max_entries and tail.count >= self.max_entries:
+        if tail.count >= self._entry_cap:
             self._seal(tail)  # nothing more can go in: free its Python objects now
 
     def _seal(self, node: _Node) -> None:
         """Turn the open tail into a blob (its deleted entries are dropped on the way)."""
+        _RESP_CACHE.pop(node, None)  # positions shift when deleted entries go
         node.blob, node.count = _encode(node.master_id, node.names, node.ids,  # type: ignore[arg-type]
                                         node.rows)  # type: ignore[arg-type]
         node.names = node.ids = node.rows = None
@@ -306,6 +449,9 @@ class Stream:
     def _kill(self, index: int, node: _Node, pos: int, rows: list[list[bytes] | None]) -> None:
         """Flag entry ``pos`` of node ``index`` deleted; drop the node once nothing is live."""
         rows[pos] = None
+        encoded = _RESP_CACHE.get(node)
+        if encoded is not None and type(encoded[1]) is list and pos < len(encoded[1]):
+            encoded[1][pos] = None  # sealed nodes are read with their dead bitmask instead
         node.live -= 1
         self.length -= 1
         if not node.live:
@@ -322,14 +468,14 @@ class Stream:
             return
         ids, rows = _entries(node)
         names = _master_names(node.blob)
-        _CACHE.pop(node, None)
+        _forget(node)
         node.blob, node.count = _encode(node.master_id, names, ids, rows)
         node.dead = 0
 
     def _drop(self, index: int) -> None:
         node = self._nodes.pop(index)
         del self._starts[index]
-        _CACHE.pop(node, None)
+        _forget(node)
         if node is self._tail:
             self._tail = None
 
@@ -360,6 +506,30 @@ class Stream:
         if entry_id == self._first_id:
             self._refresh_first()
         return True
+
+    def set_last_id(self, last_id: int) -> None:
+        """XSETID. The caller has checked that no live entry is above ``last_id``; deleted
+        entries above it are dropped so that later appends stay in ID order."""
+        nodes = self._nodes
+        while nodes and nodes[-1].master_id > last_id:
+            self._drop(len(nodes) - 1)
+        if nodes and nodes[-1].last_id > last_id:
+            node = nodes[-1]
+            ids, rows = _entries(node)
+            keep = bisect_right(ids, last_id)
+            if node.blob is None:
+                _forget(node)
+                del ids[keep:], rows[keep:]  # type: ignore[union-attr]
+                node.count = keep
+                node.last_id = ids[-1]
+            else:
+                names = _master_names(node.blob)
+                _forget(node)
+                node.blob, node.count = _encode(node.master_id, names, ids[:keep], rows[:keep])
+                node.dead = 0
+                node.last_id = max(i for i, r in zip(ids[:keep], rows[:keep], strict=True)
+                                   if r is not None)
+        self.last_id = last_id
 
     def trim_maxlen(self, maxlen: int, approx: bool = False, limit: int = 0) -> int:
         """XTRIM MAXLEN: drop the oldest entries until at most ``maxlen`` remain."""
@@ -414,7 +584,7 @@ class Stream:
             break
         if whole:
             for node in nodes[:whole]:
-                _CACHE.pop(node, None)
+                _forget(node)
                 if node is self._tail:
                     self._tail = None
             del nodes[:whole]
@@ -439,44 +609,139 @@ class Stream:
             return rows[pos]
         return None
 
-    def range(self, start: int, end: int, count: int | None = None,
-              reverse: bool = False) -> list[tuple[int, list[bytes]]]:
-        """Live entries with start <= ID <= end, oldest first (newest first with ``reverse``),
-        at most ``count`` of them (None = all, 0 = none)."""
-        out: list[tuple[int, list[bytes]]] = []
-        if start > end or (count is not None and count <= 0):
-            return out
+    def _spans(self, view: Callable[[_Node], tuple[list[int] | None, Any]], start: int,
+               end: int, reverse: bool) -> Iterator[tuple[list[int] | None, Any, int, int, _Node]]:
+        """For each node holding IDs in [start, end], in reading order: ``(ids, items, lo,
+        hi, node)``: ``items[lo:hi]`` (from ``view``) are its entries in range. ``view`` may
+        give no IDs when ``items`` can build them (``items.ids()``): only needed at bounds."""
         nodes = self._nodes
         if not reverse:
             index = max(bisect_right(self._starts, start) - 1, 0)
-            for node in nodes[index:] if index else nodes:
+            for node in islice(nodes, index, None):
                 if node.master_id > end:
-                    break
+                    return
                 if node.last_id < start:
                     continue
-                ids, rows = _entries(node)
-                lo = bisect_left(ids, start) if ids[0] < start else 0
-                hi = bisect_right(ids, end) if node.last_id > end else len(ids)
-                out += [(i, r) for i, r in zip(ids[lo:hi], rows[lo:hi], strict=False) if r is not None]
-                if count is not None and len(out) >= count:
-                    del out[count:]
-                    break
+                ids, items = view(node)
+                lo, hi = 0, node.count
+                if node.master_id < start:
+                    ids = ids if ids is not None else items.ids()
+                    lo = bisect_left(ids, start)
+                if node.last_id > end:
+                    ids = ids if ids is not None else items.ids()
+                    hi = bisect_right(ids, end)
+                yield ids, items, lo, hi, node
         else:
             index = bisect_right(self._starts, end) - 1
             while index >= 0:
                 node = nodes[index]
                 index -= 1
                 if node.last_id < start:
-                    break
-                ids, rows = _entries(node)
-                lo = bisect_left(ids, start) if ids[0] < start else 0
-                hi = bisect_right(ids, end) if node.last_id > end else len(ids)
-                out += [(i, r) for i, r in zip(ids[lo:hi][::-1], rows[lo:hi][::-1], strict=False)
-                        if r is not None]
-                if count is not None and len(out) >= count:
-                    del out[count:]
-                    break
-        return out  # type: ignore[return-value]
+                    return
+                ids, items = view(node)
+                lo, hi = 0, node.count
+                if node.master_id < start:
+                    ids = ids if ids is not None else items.ids()
+                    lo = bisect_left(ids, start)
+                if node.last_id > end:
+                    ids = ids if ids is not None else items.ids()
+                    hi = bisect_right(ids, end)
+                yield ids, items, lo, hi, node
+
+    def _collect(self, view: Callable[[_Node], tuple[list[int], Any]], start: int, end: int,
+                 count: int | None, reverse: bool, pairs: bool) -> list:
+        """Entries in [start, end] from ``view``: ``(id, item)`` pairs or bare items."""
+        out: list = []
+        if start > end or (count is not None and count <= 0):
+            return out
+        for ids, items, lo, hi, node in self._spans(view, start, end, reverse):
+            clean = node.live == node.count  # no deleted entry to filter out
+            if count is not None and clean:  # take no more than needed
+                if reverse:
+                    lo = max(lo, hi - (count - len(out)))
+                else:
+                    hi = min(hi, lo + count - len(out))
+            chunk = items[lo:hi]
+            if pairs:
+                chunk = list(zip(ids[lo:hi], chunk, strict=True))
+                if not clean:
+                    chunk = [pair for pair in chunk if pair[1] is not None]
+            elif not clean:
+                chunk = [item for item in chunk if item is not None]
+            if reverse:
+                chunk.reverse()
+            out += chunk
+            if count is not None and len(out) >= count:
+                del out[count:]
+                break
+        return out
+
+    def range(self, start: int, end: int, count: int | None = None,
+              reverse: bool = False) -> list[tuple[int, list[bytes]]]:
+        """Live entries with start <= ID <= end, oldest first (newest first with ``reverse``),
+        at most ``count`` of them (None = all, 0 = none)."""
+        return self._collect(_entries, start, end, count, reverse, True)
+
+    def range_resp(self, start: int, end: int, count: int | None = None,
+                   reverse: bool = False, split: bool = False) -> tuple[int, list[bytes]]:
+        """:meth:`range` as RESP, the form the read commands send: ``(n, pieces)`` where
+        ``b"".join(pieces)`` is the n entries' encoding (to go under an ``*n`` header). With
+        ``split`` every piece is exactly one entry. The pieces list is the caller's."""
+        pieces: list[bytes] = []
+        n = 0
+        if start > end or (count is not None and count <= 0):
+            return n, pieces
+        if count is not None and not reverse and not split and self._nodes:
+            # The usual read (XRANGE/XREAD pages): served from the first node when it holds
+            # enough clean entries, without the generic walk.
+            index = max(bisect_right(self._starts, start) - 1, 0)
+            node = self._nodes[index]
+            if node.master_id >= start and node.last_id <= end and node.live == node.count \
+                    and node.count >= count:
+                hit = _RESP_CACHE.get(node) if node.blob is not None else None
+                enc = (hit if hit is not None else _resp_entries(node))[1]  # open: grows
+                if type(enc) is _Packed:
+                    return count, enc.pieces(0, count)
+                return count, enc[:count]  # type: ignore[index]
+        for _ids, enc, lo, hi, node in self._spans(_resp_entries, start, end, reverse):
+            clean = node.live == node.count  # no deleted entry to filter out
+            if count is not None and clean:  # take no more than needed
+                if reverse:
+                    lo = max(lo, hi - (count - n))
+                else:
+                    hi = min(hi, lo + count - n)
+            if hi <= lo:
+                continue
+            if type(enc) is list:
+                chunk = enc[lo:hi]
+                if not clean:
+                    chunk = [item for item in chunk if item is not None]
+                if reverse:
+                    chunk.reverse()
+                taken = len(chunk)
+            elif clean and not reverse and not split:
+                chunk = enc.pieces(lo, hi)
+                taken = hi - lo
+            else:
+                packed: _Packed = enc  # type: ignore[assignment]
+                node_dead = node.dead
+                order = range(hi - 1, lo - 1, -1) if reverse else range(lo, hi)
+                chunk = [packed.entry(i) for i in order if not node_dead >> i & 1]
+                taken = len(chunk)
+            pieces += chunk
+            n += taken
+            if count is not None and n >= count:
+                if n > count:  # only per-entry chunks can overshoot
+                    del pieces[count - n:]
+                    n = count
+                break
+        return n, pieces
+
+    def last_live_id(self) -> int:
+        """ID of the last entry not deleted (Redis's streamLastValidID), 0 when empty."""
+        if not self.length:
+            return 0
+        return self.range(0, MAX_ID, 1, reverse=True)[0][0]
 
     # -- introspection ---------------------------------------------------------------------------
 
@@ -508,6 +773,7 @@ class Stream:
         dup.max_deleted_id = self.max_deleted_id
         dup.entries_added = self.entries_added
         dup._first_id = self._first_id
+        dup.idmp = self.idmp.copy() if self.idmp is not None else None
         dup._starts = self._starts.copy()
         for node in self._nodes:
             twin = _Node.__new__(_Node)

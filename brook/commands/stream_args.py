@@ -1,0 +1,217 @@
+"""Parsing of stream IDs and of the trimming options shared by XADD and XTRIM, with Redis's
+exact rules and error texts (``streamGenericParseIDOrReply``, ``streamParseAddOrTrimArgsOrReply``
+in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from brook.commands.args import parse_int
+from brook.commands.registry import SYNTAX_ERROR, CommandError
+from brook.protocol.requests import parse_strict_int
+from brook.types.stream import MAX_ID
+
+INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+_U64_MAX = (1 << 64) - 1
+_C_SPACES = b" \t\n\v\f\r"
+
+# Deletion policies of XADD/XTRIM/XDELEX/XACKDEL towards consumer-group references (8.2).
+KEEPREF, DELREF, ACKED = "keepref", "delref", "acked"
+REF_POLICIES = {b"keepref": KEEPREF, b"delref": DELREF, b"acked": ACKED}
+
+
+def _strtoull(text: bytes) -> int | None:
+    """Redis's ``string2ull``: a strict ``string2ll`` first (negatives refused), then C's
+    ``strtoull``, which also takes leading spaces and a sign (``-1`` wraps around)."""
+    value = parse_strict_int(text)
+    if value is not None:
+        return value if value >= 0 else None
+    body = text.lstrip(_C_SPACES)
+    negative = body[:1] == b"-"
+    if body[:1] in (b"-", b"+"):
+        body = body[1:]
+    if not body or not body.isdigit():
+        return None
+    value = int(body)
+    if value > _U64_MAX:
+        return None  # ERANGE
+    return (-value) & _U64_MAX if negative else value
+
+
+def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False,
+             allow_seq_star: bool = False) -> tuple[int, bool]:
+    """An ID argument as ``(int id, seq_given)``. ``-``/``+`` are the smallest/largest IDs
+    unless ``strict``; ``ms`` alone takes ``missing_seq``; ``ms-*`` (XADD only, with
+    ``allow_seq_star``) returns seq 0 and ``seq_given`` False."""
+    if len(arg) > 127:
+        raise CommandError(INVALID_ID)
+    text = arg.split(b"\0", 1)[0]  # Redis reads the argument as a C string
+    if text == b"-" or text == b"+":
+        if strict:
+            raise CommandError(INVALID_ID)
+        return (0 if text == b"-" else MAX_ID), True
+    ms_text, dash, seq_text = text.partition(b"-")
+    ms = _strtoull(ms_text)
+    if ms is None:
+        raise CommandError(INVALID_ID)
+    if not dash:
+        return ms << 64 | missing_seq, True
+    if allow_seq_star and seq_text == b"*":
+        return ms << 64, False
+    seq = _strtoull(seq_text)
+    if seq is None:
+        raise CommandError(INVALID_ID)
+    return ms << 64 | seq, True
+
+
+def parse_strict_id(arg: bytes, missing_seq: int = 0) -> int:
+    """``streamParseStrictIDOrReply``: an ID where ``-`` and ``+`` are not accepted."""
+    return parse_id(arg, missing_seq, strict=True)[0]
+
+
+def parse_range_bound(arg: bytes, missing_seq: int) -> tuple[int, bool]:
+    """An XRANGE/XPENDING bound: ``(id`` is exclusive (and then strict), else any ID form.
+    Returns ``(id, exclusive)``."""
+    if len(arg) > 1 and arg[:1] == b"(":
+        return parse_id(arg[1:], missing_seq, strict=True)[0], True
+    return parse_id(arg, missing_seq)[0], False
+
+
+_WHOLE_RANGE = {b"-": 0, b"+": MAX_ID}
+
+
+def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
+    """Inclusive int bounds of an XRANGE-style interval, with Redis's errors for exclusive
+    bounds that cannot be moved inwards."""
+    start = _WHOLE_RANGE.get(start_arg)
+    end = _WHOLE_RANGE.get(end_arg)
+    if start is not None and end is not None:  # "- +": the common paging start
+        return start, end
+    start, exclusive = parse_range_bound(start_arg, 0)
+    if exclusive:
+        if start == MAX_ID:
+            raise CommandError("ERR invalid start ID for the interval")
+        start += 1
+    end, exclusive = parse_range_bound(end_arg, _U64_MAX)
+    if exclusive:
+        if end == 0:
+            raise CommandError("ERR invalid end ID for the interval")
+        end -= 1
+    return start, end
+
+
+def parse_ids(args: list[bytes]) -> list[int]:
+    """Every argument as a strict ID, all checked before any is used."""
+    return [parse_strict_id(arg) for arg in args]
+
+
+@dataclass
+class TrimArgs:
+    """The options of XADD/XTRIM (``streamAddTrimArgs``)."""
+
+    strategy: str | None = None  # "maxlen" or "minid"
+    maxlen: int = 0
+    minid: int = 0
+    approx: bool = False
+    limit: int = 0
+    ref_policy: str = KEEPREF
+    nomkstream: bool = False
+    id_given: bool = False
+    entry_id: int = 0
+    seq_given: bool = True
+    idmp_pid: bytes | None = None
+    idmp_iid: bytes | None = None  # None with a pid: IDMPAUTO
+    id_index: int = 0  # XADD: position of the ID argument
+
+
+def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int) -> TrimArgs:
+    """Parse from ``args[2]`` on. For XADD parsing stops at the ID (``*`` or explicit), whose
+    position is returned in ``id_index``; for XTRIM everything must be an option."""
+    parsed = TrimArgs()
+    limit_given = False
+    idmp_given = False
+    argc = len(args)
+    i = 2
+    while i < argc:
+        more = argc - 1 - i
+        opt = args[i]
+        lowered = opt.lower()
+        if xadd and opt == b"*":
+            break
+        if lowered in (b"maxlen", b"minid") and more:
+            if parsed.strategy is not None:
+                raise CommandError("ERR syntax error, MAXLEN and MINID options at the same time "
+                                   "are not compatible")
+            parsed.approx = False
+            following = args[i + 1]
+            if more >= 2 and following == b"~":
+                parsed.approx = True
+                i += 1
+            elif more >= 2 and following == b"=":
+                i += 1
+            if lowered == b"maxlen":
+                parsed.maxlen = parse_int(args[i + 1])
+                if parsed.maxlen < 0:
+                    raise CommandError("ERR The MAXLEN argument must be >= 0.")
+                parsed.strategy = "maxlen"
+            else:
+                parsed.minid = parse_strict_id(args[i + 1])
+                parsed.strategy = "minid"
+            i += 2
+        elif lowered == b"limit" and more:
+            parsed.limit = parse_int(args[i + 1])
+            if parsed.limit < 0:
+                raise CommandError("ERR The LIMIT argument must be >= 0.")
+            limit_given = True
+            i += 2
+        elif lowered in REF_POLICIES:
+            parsed.ref_policy = REF_POLICIES[lowered]
+            i += 1
+        elif xadd and lowered == b"nomkstream":
+            parsed.nomkstream = True
+            i += 1
+        elif xadd and lowered == b"idmp" and more >= 2:
+            if idmp_given:
+                raise CommandError("ERR IDMP/IDMPAUTO specified multiple times")
+            idmp_given = True
+            if not args[i + 1]:
+                raise CommandError("ERR IDMP requires a non-empty producer ID")
+            if not args[i + 2]:
+                raise CommandError("ERR IDMP requires a non-empty idempotent ID")
+            parsed.idmp_pid, parsed.idmp_iid = args[i + 1], args[i + 2]
+            i += 3
+        elif xadd and lowered == b"idmpauto" and more:
+            if idmp_given:
+                raise CommandError("ERR IDMP/IDMPAUTO specified multiple times")
+            idmp_given = True
+            if not args[i + 1]:
+                raise CommandError("ERR IDMPAUTO requires a non-empty producer ID")
+            parsed.idmp_pid = args[i + 1]
+            i += 2
+        elif xadd:
+            # Anything else must be the ID (or it is a syntax error shown as a bad ID).
+            parsed.entry_id, parsed.seq_given = parse_id(opt, strict=True, allow_seq_star=True)
+            parsed.id_given = True
+            break
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    parsed.id_index = i
+
+    if parsed.limit and parsed.strategy is None:
+        raise CommandError("ERR syntax error, LIMIT cannot be used without specifying a "
+                           "trimming strategy")
+    if not xadd and parsed.strategy is None:
+        raise CommandError("ERR syntax error, XTRIM must be called with a trimming strategy")
+    if limit_given:
+        if not parsed.approx:
+            raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ "
+                               "option")
+    elif parsed.approx:
+        parsed.limit = 100 * node_max_entries
+        if parsed.limit <= 0 or parsed.limit > 1_000_000:
+            parsed.limit = 1_000_000
+    else:
+        parsed.limit = 0
+    if idmp_given and parsed.id_given:
+        raise CommandError("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
+    return parsed

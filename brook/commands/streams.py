@@ -1,0 +1,693 @@
+"""Stream commands that need no consumer group: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XDELEX,
+XTRIM, XSETID, XCFGSET, XREAD (without BLOCK) and XINFO STREAM / HELP.
+
+The stream itself is :class:`brook.types.stream.Stream` (IDs are ints inside, ``b"ms-seq"`` on
+the wire). Replies and error texts follow ``t_stream.c``; where the order of checks decides
+which error a bad request gets, the order is Redis's too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brook.commands.args import parse_int, text
+from brook.commands.introspection import help_reply
+from brook.commands.registry import (
+    COMMANDS,
+    NO_SUCH_KEY,
+    SYNTAX_ERROR,
+    WRONGTYPE,
+    CommandError,
+    command,
+    container,
+)
+from brook.commands.stream_args import (
+    REF_POLICIES,
+    TrimArgs,
+    parse_ids,
+    parse_range,
+    parse_strict_id,
+    parse_trim_args,
+)
+from brook.keyspace import now_ms
+from brook.protocol import resp
+from brook.types.idmp import Idmp, content_iid
+from brook.types.stream import MAX_ID, Stream
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+    from brook.keyspace import Database
+
+_MASK64 = (1 << 64) - 1
+_LISTPACK_MAX_SIZE = 1 << 30
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookups and reply encoding
+# ---------------------------------------------------------------------------------------------
+
+
+def read_stream(db: Database, key: bytes) -> Stream | None:
+    """The stream at ``key`` for a read command (counts hits/misses); WRONGTYPE otherwise."""
+    value = db.lookup_read(key)
+    if value is None or type(value) is Stream:
+        return value  # type: ignore[return-value]
+    raise CommandError(WRONGTYPE)
+
+
+def write_stream(db: Database, key: bytes) -> Stream | None:
+    """The stream at ``key`` for a write command."""
+    value = db.lookup(key)
+    if value is None or type(value) is Stream:
+        return value  # type: ignore[return-value]
+    raise CommandError(WRONGTYPE)
+
+
+def _new_stream(client: Client, key: bytes) -> Stream:
+    config = client.server.config
+    stream = Stream(config.stream_node_max_entries, config.stream_node_max_bytes)
+    db = client.db
+    db.data[key] = stream  # lookup already removed any expired value and its TTL
+    db.access[key] = db.keyspace.lru_clock
+    return stream
+
+
+def format_id(entry_id: int) -> bytes:
+    return b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+
+
+def _entry_value(entry: tuple[int, list[bytes]]) -> list[object]:
+    """An entry as a reply value for :func:`resp.encode`."""
+    return [format_id(entry[0]), list(entry[1])]
+
+
+# ---------------------------------------------------------------------------------------------
+# XADD / XTRIM
+# ---------------------------------------------------------------------------------------------
+
+
+def _trim(stream: Stream, parsed: TrimArgs) -> int:
+    """Apply a parsed MAXLEN/MINID; returns the number of entries removed."""
+    if parsed.strategy == "maxlen":
+        return stream.trim_maxlen(parsed.maxlen, parsed.approx, parsed.limit)
+    return stream.trim_minid(parsed.minid, parsed.approx, parsed.limit)
+
+
+def _next_auto_id(client: Client, last_id: int) -> int:
+    """``*``: the current millisecond, or the last ID plus one when the clock is not ahead
+    (the sequence carries into the milliseconds, as Redis's streamIncrID)."""
+    ms = int(client.last_interaction * 1000)
+    if ms > last_id >> 64:
+        return ms << 64
+    return last_id + 1
+
+
+def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
+    """``XADD key * field value ...``, the form producers send all the time, without the
+    option parser (Redis has the same shortcut for a leading ``*``)."""
+    db = client.db
+    key = args[1]
+    stream = db.lookup(key)
+    if stream is None:
+        stream = _new_stream(client, key)
+    elif type(stream) is not Stream:
+        raise CommandError(WRONGTYPE)
+    last_id = stream.last_id
+    if last_id == MAX_ID:
+        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add "
+                           "more items")
+    # The time the request was read, as Redis's commandTimeSnapshot: no clock call per entry.
+    ms = int(client.last_interaction * 1000)
+    entry_id = ms << 64 if ms > last_id >> 64 else last_id + 1
+    config = client.server.config
+    if (stream.max_entries != config.stream_node_max_entries
+            or stream.max_bytes != config.stream_node_max_bytes):
+        stream.set_node_limits(config.stream_node_max_entries, config.stream_node_max_bytes)
+    if len(args) > 67 and sum(map(len, args)) > _LISTPACK_MAX_SIZE:
+        raise CommandError("ERR Elements are too large to be stored")
+    stream.append(entry_id, args[3:])
+    client.server.dirty += 1
+    if db.watchers or db.field_indexes:
+        db.modified(key)
+    sid = b"%d-%d" % (ms if ms > last_id >> 64 else entry_id >> 64, entry_id & _MASK64)
+    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+
+
+@command(
+    "xadd", arity=-5, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="5.0.0",
+    summary="Appends a new message to a stream. Creates the key if it doesn't exist.",
+    complexity="O(1) when adding a new entry, O(N) when trimming where N being the number of "
+    "entries evicted.",
+    syntax="key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] "
+    "[IDMPAUTO producer-id | IDMP producer-id idempotent-id] "
+    "[MAXLEN | MINID [= | ~] threshold [LIMIT count]] * | id field value [field value ...]",
+)
+def xadd(client: Client, args: list[bytes]) -> bytes:
+    if args[2] == b"*" and len(args) & 1:
+        return _xadd_auto(client, args)
+    config = client.server.config
+    parsed = parse_trim_args(args, True, config.stream_node_max_entries)
+    field_pos = parsed.id_index + 1
+    nfields = len(args) - field_pos
+    if nfields < 2 or nfields & 1:
+        raise CommandError("ERR wrong number of arguments for 'xadd' command")
+    if parsed.id_given and parsed.seq_given and not parsed.entry_id:
+        raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
+    db = client.db
+    key = args[1]
+    stream = db.lookup(key)
+    if stream is None:
+        if parsed.nomkstream:
+            return resp.null(client.protocol)
+        stream = _new_stream(client, key)
+    elif type(stream) is not Stream:
+        raise CommandError(WRONGTYPE)
+    last_id = stream.last_id
+    if last_id == MAX_ID:
+        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add "
+                           "more items")
+    fields = args[field_pos:]
+    idmp_key = None
+    if parsed.idmp_pid is not None:
+        iid = parsed.idmp_iid if parsed.idmp_iid is not None else content_iid(fields)
+        idmp = stream.idmp
+        if idmp is None:
+            idmp = stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
+        found = idmp.find(parsed.idmp_pid, iid, now_ms())
+        if found is not None:
+            return resp.bulk(format_id(found))
+        idmp_key = (parsed.idmp_pid, iid)
+
+    if not parsed.id_given:
+        entry_id = _next_auto_id(client, last_id)
+    else:
+        entry_id = parsed.entry_id
+        if not parsed.seq_given and entry_id >> 64 == last_id >> 64:
+            if last_id & _MASK64 == _MASK64:
+                entry_id = 0  # fails the check below
+            else:
+                entry_id = last_id + 1
+    if entry_id <= last_id:
+        raise CommandError("ERR The ID specified in XADD is equal or smaller than the target "
+                           "stream top item")
+    if nfields > 64 and sum(map(len, fields)) > _LISTPACK_MAX_SIZE:
+        raise CommandError("ERR Elements are too large to be stored")
+    if (stream.max_entries != config.stream_node_max_entries
+            or stream.max_bytes != config.stream_node_max_bytes):
+        stream.set_node_limits(config.stream_node_max_entries, config.stream_node_max_bytes)
+    stream.append(entry_id, fields)
+    if idmp_key is not None:
+        stream.idmp.record(idmp_key[0], idmp_key[1], entry_id, now_ms())  # type: ignore[union-attr]
+    server = client.server
+    server.dirty += 1
+    if parsed.strategy is not None:
+        _trim(stream, parsed)
+    if db.watchers or db.field_indexes:
+        db.modified(key)
+    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+
+
+@command(
+    "xtrim", arity=-4, flags="write", keys=(1, 1, 1), acl="@write @stream @slow",
+    group="stream", since="5.0.0", summary="Deletes messages from the beginning of a stream.",
+    complexity="O(N), with N being the number of evicted entries. Constant times are very small "
+    "however, since entries are organized in macro nodes containing multiple entries that can "
+    "be released with a single deallocation.",
+    syntax="key MAXLEN | MINID [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
+)
+def xtrim(client: Client, args: list[bytes]) -> bytes:
+    parsed = parse_trim_args(args, False, client.server.config.stream_node_max_entries)
+    db = client.db
+    stream = write_stream(db, args[1])
+    if stream is None:
+        return resp.ZERO
+    removed = _trim(stream, parsed)
+    if removed:
+        db.modified(args[1])
+        client.server.dirty += removed
+    return resp.integer(removed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deleting entries and moving the last ID
+# ---------------------------------------------------------------------------------------------
+
+
+def _delete(stream: Stream, entry_id: int) -> bool:
+    """Delete one entry; XINFO's max-deleted-entry-id and first ID follow."""
+    return stream.delete(entry_id)
+
+
+@command(
+    "xdel", arity=-3, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="5.0.0",
+    summary="Returns the number of messages after removing them from a stream.",
+    complexity="O(1) for each single item to delete in the stream, regardless of the stream "
+    "size.",
+    syntax="key id [id ...]",
+)
+def xdel(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    stream = write_stream(db, args[1])
+    if stream is None:
+        return resp.ZERO
+    ids = parse_ids(args[2:])  # every ID is checked before any entry goes
+    deleted = sum(1 for entry_id in ids if _delete(stream, entry_id))
+    if deleted:
+        db.modified(args[1])
+        client.server.dirty += deleted
+    return resp.integer(deleted)
+
+
+def parse_delete_args(args: list[bytes], pos: int) -> tuple[str | None, list[int]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id [id ...]`` from ``args[pos]`` on, in any
+    order (XDELEX, XACKDEL), with the 8.2 error texts: (policy or None, parsed IDs)."""
+    policy: str | None = None
+    id_args: list[bytes] | None = None
+    argc = len(args)
+    i = pos
+    while i < argc:
+        opt = args[i].lower()
+        if opt == b"ids" and i + 1 < argc and id_args is None:
+            try:
+                numids = parse_int(args[i + 1])
+            except CommandError:
+                numids = 0
+            if numids <= 0:
+                raise CommandError("ERR Number of IDs must be a positive integer")
+            if numids > argc - i - 2:
+                raise CommandError("ERR The `numids` parameter must match the number of "
+                                   "arguments")
+            id_args = args[i + 2:i + 2 + numids]
+            i += 2 + numids
+        elif opt in REF_POLICIES and policy is None:
+            policy = REF_POLICIES[opt]
+            i += 1
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    if id_args is None:
+        raise CommandError(SYNTAX_ERROR)
+    return policy, parse_ids(id_args)
+
+
+@command(
+    "xdelex", arity=-5, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="8.2.0",
+    summary="Deletes one or multiple entries from the stream.",
+    complexity="O(1) for each single item to delete in the stream, regardless of the stream "
+    "size.",
+    syntax="key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]",
+)
+def xdelex(client: Client, args: list[bytes]) -> bytes:
+    _policy, ids = parse_delete_args(args, 2)
+    db = client.db
+    stream = write_stream(db, args[1])
+    if stream is None:
+        return resp.array([resp.integer(-1)] * len(ids))
+    # Without consumer groups every policy deletes the entry (groups arrive with XGROUP).
+    results = [1 if _delete(stream, entry_id) else -1 for entry_id in ids]
+    deleted = results.count(1)
+    if deleted:
+        db.modified(args[1])
+        client.server.dirty += deleted
+    return resp.array([resp.integer(n) for n in results])
+
+
+@command(
+    "xsetid", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="5.0.0", summary="An internal command for replicating stream values.",
+    syntax="key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]",
+)
+def xsetid(client: Client, args: list[bytes]) -> bytes:
+    new_last = parse_strict_id(args[2])
+    entries_added = -1
+    max_deleted = 0
+    i = 3
+    while i < len(args):
+        more = len(args) - 1 - i
+        opt = args[i].lower()
+        if opt == b"entriesadded" and more:
+            entries_added = parse_int(args[i + 1])
+            if entries_added < 0:
+                raise CommandError("ERR entries_added must be positive")
+        elif opt == b"maxdeletedid" and more:
+            max_deleted = parse_strict_id(args[i + 1])
+            if new_last < max_deleted:
+                raise CommandError("ERR The ID specified in XSETID is smaller than the provided "
+                                   "max_deleted_entry_id")
+        else:
+            raise CommandError(SYNTAX_ERROR)
+        i += 2
+    db = client.db
+    stream = write_stream(db, args[1])
+    if stream is None:
+        raise CommandError(NO_SUCH_KEY)
+    if new_last < stream.max_deleted_id:
+        raise CommandError("ERR The ID specified in XSETID is smaller than current "
+                           "max_deleted_entry_id")
+    if stream.length:
+        if new_last < stream.last_live_id():
+            raise CommandError("ERR The ID specified in XSETID is smaller than the target stream "
+                               "top item")
+        if entries_added != -1 and stream.length > entries_added:
+            raise CommandError("ERR The entries_added specified in XSETID is smaller than the "
+                               "target stream length")
+    stream.set_last_id(new_last)
+    if entries_added != -1:
+        stream.entries_added = entries_added
+    if max_deleted:
+        stream.max_deleted_id = max_deleted
+    # No WATCH signal: Redis's xsetidCommand does not call signalModifiedKey.
+    client.server.dirty += 1
+    return resp.OK
+
+
+@command(
+    "xcfgset", arity=-2, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="8.6.0",
+    summary="Sets the idempotent-production settings of a stream.",
+    syntax="key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]",
+)
+def xcfgset(client: Client, args: list[bytes]) -> bytes:
+    duration = maxsize = None
+    i = 2
+    while i < len(args):
+        opt = args[i].lower()
+        if opt not in (b"idmp-duration", b"idmp-maxsize") or i + 1 >= len(args):
+            raise CommandError(SYNTAX_ERROR)
+        value = parse_int(args[i + 1])
+        if opt == b"idmp-duration":
+            if not 1 <= value <= 86400:
+                raise CommandError("ERR IDMP-DURATION must be between 1 and 86400 seconds")
+            duration = value
+        else:
+            if not 1 <= value <= 10000:
+                raise CommandError("ERR IDMP-MAXSIZE must be between 1 and 10000 entries")
+            maxsize = value
+        i += 2
+    if duration is None and maxsize is None:
+        raise CommandError("ERR At least one parameter must be specified")
+    db = client.db
+    stream = write_stream(db, args[1])
+    if stream is None:
+        raise CommandError(NO_SUCH_KEY)
+    config = client.server.config
+    if stream.idmp is None:
+        stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
+    stream.idmp.configure(duration, maxsize)
+    db.modified(args[1])
+    client.server.dirty += 1
+    return resp.OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+@command(
+    "xlen", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @stream @fast",
+    group="stream", since="5.0.0", summary="Return the number of messages in a stream.",
+    syntax="key",
+)
+def xlen(client: Client, args: list[bytes]) -> bytes:
+    stream = read_stream(client.db, args[1])
+    return resp.integer(stream.length if stream is not None else 0)
+
+
+def _range(client: Client, args: list[bytes], reverse: bool) -> bytes:
+    start_arg, end_arg = (args[3], args[2]) if reverse else (args[2], args[3])
+    start, end = parse_range(start_arg, end_arg)
+    count = -1
+    j = 4
+    while j < len(args):
+        if args[j].lower() == b"count" and j + 1 < len(args):
+            count = max(parse_int(args[j + 1]), 0)
+            j += 2
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    stream = read_stream(client.db, args[1])
+    if stream is None:
+        return resp.EMPTY_ARRAY
+    if count == 0:
+        return resp.null_array(client.protocol)
+    n, pieces = stream.range_resp(start, end, None if count < 0 else count, reverse)
+    pieces.insert(0, b"*%d\r\n" % n)
+    return b"".join(pieces)
+
+
+@command(
+    "xrange", arity=-4, flags="readonly", keys=(1, 1, 1), acl="@read @stream @slow",
+    group="stream", since="5.0.0",
+    summary="Returns the messages from a stream within a range of IDs.",
+    complexity="O(N) with N being the number of elements being returned. If N is constant "
+    "(e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+    syntax="key start end [COUNT count]",
+)
+def xrange(client: Client, args: list[bytes]) -> bytes:
+    return _range(client, args, False)
+
+
+@command(
+    "xrevrange", arity=-4, flags="readonly", keys=(1, 1, 1), acl="@read @stream @slow",
+    group="stream", since="5.0.0",
+    summary="Returns the messages from a stream within a range of IDs in reverse order.",
+    complexity="O(N) with N being the number of elements returned. If N is constant (e.g. "
+    "always asking for the first 10 elements with COUNT), you can consider it O(1).",
+    syntax="key end start [COUNT count]",
+)
+def xrevrange(client: Client, args: list[bytes]) -> bytes:
+    return _range(client, args, True)
+
+
+def streams_key_positions(argc: int, args: list[bytes]) -> list[int]:
+    """Key positions of XREAD/XREADGROUP: the first half of what follows STREAMS."""
+    for i in range(1, argc):
+        if args[i].lower() == b"streams":
+            count = (argc - i - 1) // 2
+            return list(range(i + 1, i + 1 + count))
+    return []
+
+
+@command(
+    "xread", arity=-4, flags="readonly blocking movablekeys", acl="@read @stream @slow @blocking",
+    group="stream", since="5.0.0",
+    summary="Returns messages from multiple streams with IDs greater than the ones requested. "
+    "Blocks until a message is available otherwise.",
+    complexity="For each stream mentioned: O(M) with M being the number of elements returned. "
+    "If M is constant (for example, always asking for the first 10 elements with COUNT), you "
+    "can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) "
+    "time in order to serve the N clients blocked on the stream getting new data.",
+    syntax="[COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] "
+    "STREAMS key [key ...] id [id ...]",
+)
+def xread(client: Client, args: list[bytes]) -> bytes:
+    count = 0
+    maxcount = maxsize = 0
+    streams_at = 0
+    nstreams = 0
+    argc = len(args)
+    i = 1
+    while i < argc:
+        more = argc - i - 1
+        opt = args[i].lower()
+        if opt == b"block" and more:
+            timeout = parse_int(args[i + 1], "ERR timeout is not an integer or out of range")
+            if timeout < 0:
+                raise CommandError("ERR timeout is negative")
+            i += 2
+        elif opt == b"count" and more:
+            count = max(parse_int(args[i + 1]), 0)
+            i += 2
+        elif opt == b"maxcount" and more:
+            maxcount = parse_int(args[i + 1])
+            if maxcount <= 0:
+                raise CommandError("ERR MAXCOUNT must be a positive integer")
+            i += 2
+        elif opt == b"maxsize" and more:
+            maxsize = parse_int(args[i + 1])
+            if maxsize <= 0:
+                raise CommandError("ERR MAXSIZE must be a positive integer")
+            i += 2
+        elif opt == b"streams" and more:
+            streams_at = i + 1
+            nstreams = argc - streams_at
+            if nstreams & 1:
+                raise CommandError("ERR Unbalanced 'xread' list of streams: for each stream key "
+                                   "an ID, '+', or '$' must be specified.")
+            nstreams //= 2
+            break
+        elif opt == b"group" and more >= 2:
+            raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You "
+                               "called XREAD instead.")
+        elif opt == b"noack":
+            raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You "
+                               "called XREAD instead.")
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    if not streams_at:
+        raise CommandError(SYNTAX_ERROR)
+    if maxcount and count and maxcount < count:
+        raise CommandError("ERR MAXCOUNT must be greater than or equal to COUNT")
+
+    db = client.db
+    keys = args[streams_at:streams_at + nstreams]
+    # First pass: types and IDs (errors before any reply), as Redis.
+    starts: list[int | None] = []  # read after this ID; None = '+' (the last entry)
+    streams: list[Stream | None] = []
+    for key, id_arg in zip(keys, args[streams_at + nstreams:], strict=True):
+        stream = read_stream(db, key)
+        streams.append(stream)
+        if id_arg == b"$":
+            starts.append(stream.last_id if stream is not None else 0)
+        elif id_arg == b"+":
+            starts.append(None)
+        elif id_arg == b">":
+            raise CommandError("ERR The > ID can be specified only when calling XREADGROUP "
+                               "using the GROUP <group> <consumer> option.")
+        else:
+            starts.append(parse_strict_id(id_arg))
+
+    served: list[tuple[bytes, int, list[bytes]]] = []
+    total = 0
+    size = 0
+    for key, stream, after in zip(keys, streams, starts, strict=True):
+        if stream is None or not stream.length:
+            continue
+        if maxcount and total >= maxcount:
+            break
+        if maxsize and served and size >= maxsize:
+            break
+        if after is None:
+            n, entries = stream.range_resp(0, MAX_ID, 1, reverse=True)
+        else:
+            if after >= stream.last_live_id():
+                continue
+            limit = count or None
+            if maxcount:
+                limit = min(limit or maxcount, maxcount - total)
+            n, entries = stream.range_resp(after + 1, MAX_ID, limit, split=bool(maxsize))
+        if maxsize:
+            kept = 0
+            for entry in entries:
+                if size >= maxsize and (served or kept):
+                    break
+                size += len(entry)  # MAXSIZE counts the protocol bytes too
+                kept += 1
+            entries = entries[:kept]
+            n = kept
+        if n:
+            served.append((key, n, entries))
+            total += n
+    if not served:
+        return resp.null_array(client.protocol)
+    out = [b"*%d\r\n" % len(served) if client.protocol == 2 else b"%%%d\r\n" % len(served)]
+    for key, n, entries in served:
+        if client.protocol == 2:
+            out.append(b"*2\r\n")
+        out.append(b"$%d\r\n%s\r\n*%d\r\n" % (len(key), key, n))
+        out += entries
+    return b"".join(out)
+
+
+COMMANDS["xread"].find_keys = streams_key_positions
+COMMANDS["xread"].key_keyword = "STREAMS"
+
+
+# ---------------------------------------------------------------------------------------------
+# XINFO
+# ---------------------------------------------------------------------------------------------
+
+container("xinfo", group="stream", acl="@slow", since="5.0.0",
+          summary="A container for stream introspection commands.")
+
+_XINFO_HELP = [
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",
+    "    Show information about the stream.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("xinfo|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def xinfo_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_XINFO_HELP)
+
+
+def idmp_fields(client: Client, stream: Stream) -> list[tuple[str, int]]:
+    """The 8.6 idempotent-production fields of XINFO STREAM."""
+    idmp = stream.idmp
+    if idmp is None:
+        config = client.server.config
+        return [("idmp-duration", config.stream_idmp_duration),
+                ("idmp-maxsize", config.stream_idmp_maxsize), ("pids-tracked", 0),
+                ("iids-tracked", 0), ("iids-added", 0), ("iids-duplicates", 0)]
+    pids, iids = idmp.tracked(now_ms())
+    return [("idmp-duration", idmp.duration), ("idmp-maxsize", idmp.maxsize),
+            ("pids-tracked", pids), ("iids-tracked", iids), ("iids-added", idmp.added),
+            ("iids-duplicates", idmp.duplicates)]
+
+
+def stream_header(client: Client, stream: Stream) -> dict[str, object]:
+    """The fields XINFO STREAM starts with, in Redis's order."""
+    nodes = stream.node_count()
+    info: dict[str, object] = {
+        "length": stream.length,
+        "radix-tree-keys": nodes,
+        "radix-tree-nodes": nodes + 1,  # Brook's node index, counted as a tree with a root
+        "last-generated-id": format_id(stream.last_id),
+        "max-deleted-entry-id": format_id(stream.max_deleted_id),
+        "entries-added": stream.entries_added,
+        "recorded-first-entry-id": format_id(stream.first_id()),
+    }
+    info.update(idmp_fields(client, stream))
+    return info
+
+
+# Filled by the consumer-group commands: (client, stream, full, count) -> groups value.
+GROUPS_INFO: list = [lambda client, stream, full, count: [] if full else 0]
+
+
+def _subcommand_error(args: list[bytes]) -> str:
+    return (f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
+            "Try XINFO HELP.")
+
+
+@command("xinfo|stream", arity=-3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
+         since="5.0.0", summary="Returns information about a stream.",
+         syntax="key [FULL [COUNT count]]")
+def xinfo_stream(client: Client, args: list[bytes]) -> bytes:
+    stream = read_stream(client.db, args[2])
+    if stream is None:
+        raise CommandError(NO_SUCH_KEY)
+    full = False
+    count = 10
+    if len(args) > 3:
+        if args[3].lower() != b"full":
+            raise CommandError(_subcommand_error(args))
+        full = True
+        if len(args) > 4:
+            if len(args) != 6 or args[4].lower() != b"count":
+                raise CommandError(_subcommand_error(args))
+            count = max(parse_int(args[5]), 0)
+    info = stream_header(client, stream)
+    if full:
+        entries = stream.range(0, MAX_ID, count or None)
+        info["entries"] = [_entry_value(entry) for entry in entries]
+        info["groups"] = GROUPS_INFO[0](client, stream, True, count)
+    else:
+        info["groups"] = GROUPS_INFO[0](client, stream, False, count)
+        first = stream.range(0, MAX_ID, 1)
+        last = stream.range(0, MAX_ID, 1, reverse=True)
+        info["first-entry"] = _entry_value(first[0]) if first else None
+        info["last-entry"] = _entry_value(last[0]) if last else None
+    return resp.encode(resp.Map(info), client.protocol)
+
