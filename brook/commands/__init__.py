@@ -17,6 +17,7 @@ FAMILIES = (
     "strings",
     "hashes",
     "streams",
+    "stream_groups",
 )
 
 

@@ -8,6 +8,7 @@ which error a bad request gets, the order is Redis's too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int, text
@@ -471,6 +472,86 @@ def streams_key_positions(argc: int, args: list[bytes]) -> list[int]:
     return []
 
 
+@dataclass
+class ReadArgs:
+    """The options of XREAD/XREADGROUP (``xreadCommand``'s parsing)."""
+
+    count: int = 0  # per stream; 0 = no limit
+    maxcount: int = 0  # across streams (8.10); 0 = none
+    maxsize: int = 0  # reply bytes (8.10); 0 = none
+    block: int | None = None  # ms
+    streams_at: int = 0  # index of the first key
+    nstreams: int = 0
+    group: bytes | None = None
+    consumer: bytes | None = None
+    noack: bool = False
+    claim: int | None = None  # XREADGROUP CLAIM min-idle-time (8.4)
+
+
+def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
+    """Options up to STREAMS, with Redis's error for each misuse."""
+    parsed = ReadArgs()
+    name = "xreadgroup" if grouped else "xread"
+    argc = len(args)
+    i = 1
+    while i < argc:
+        more = argc - i - 1
+        opt = args[i].lower()
+        if opt == b"block" and more:
+            parsed.block = parse_int(args[i + 1], "ERR timeout is not an integer or out of range")
+            if parsed.block < 0:
+                raise CommandError("ERR timeout is negative")
+            i += 2
+        elif opt == b"count" and more:
+            parsed.count = max(parse_int(args[i + 1]), 0)
+            i += 2
+        elif opt == b"maxcount" and more:
+            parsed.maxcount = parse_int(args[i + 1])
+            if parsed.maxcount <= 0:
+                raise CommandError("ERR MAXCOUNT must be a positive integer")
+            i += 2
+        elif opt == b"maxsize" and more:
+            parsed.maxsize = parse_int(args[i + 1])
+            if parsed.maxsize <= 0:
+                raise CommandError("ERR MAXSIZE must be a positive integer")
+            i += 2
+        elif opt == b"streams" and more:
+            parsed.streams_at = i + 1
+            nstreams = argc - parsed.streams_at
+            if nstreams & 1:
+                ids = "ID or '>'" if grouped else "ID, '+', or '$'"
+                raise CommandError(f"ERR Unbalanced '{name}' list of streams: for each stream "
+                                   f"key an {ids} must be specified.")
+            parsed.nstreams = nstreams // 2
+            break
+        elif opt == b"group" and more >= 2:
+            if not grouped:
+                raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.group, parsed.consumer = args[i + 1], args[i + 2]
+            i += 3
+        elif opt == b"noack":
+            if not grouped:
+                raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.noack = True
+            i += 1
+        elif grouped and opt == b"claim" and more:
+            parsed.claim = parse_int(args[i + 1])
+            if parsed.claim < 0:
+                raise CommandError("ERR min-idle-time must be a positive integer")
+            i += 2
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    if not parsed.streams_at:
+        raise CommandError(SYNTAX_ERROR)
+    if grouped and parsed.group is None:
+        raise CommandError("ERR Missing GROUP option for XREADGROUP")
+    if parsed.maxcount and parsed.count and parsed.maxcount < parsed.count:
+        raise CommandError("ERR MAXCOUNT must be greater than or equal to COUNT")
+    return parsed
+
+
 @command(
     "xread", arity=-4, flags="readonly blocking movablekeys", acl="@read @stream @slow @blocking",
     group="stream", since="5.0.0",
@@ -484,53 +565,9 @@ def streams_key_positions(argc: int, args: list[bytes]) -> list[int]:
     "STREAMS key [key ...] id [id ...]",
 )
 def xread(client: Client, args: list[bytes]) -> bytes:
-    count = 0
-    maxcount = maxsize = 0
-    streams_at = 0
-    nstreams = 0
-    argc = len(args)
-    i = 1
-    while i < argc:
-        more = argc - i - 1
-        opt = args[i].lower()
-        if opt == b"block" and more:
-            timeout = parse_int(args[i + 1], "ERR timeout is not an integer or out of range")
-            if timeout < 0:
-                raise CommandError("ERR timeout is negative")
-            i += 2
-        elif opt == b"count" and more:
-            count = max(parse_int(args[i + 1]), 0)
-            i += 2
-        elif opt == b"maxcount" and more:
-            maxcount = parse_int(args[i + 1])
-            if maxcount <= 0:
-                raise CommandError("ERR MAXCOUNT must be a positive integer")
-            i += 2
-        elif opt == b"maxsize" and more:
-            maxsize = parse_int(args[i + 1])
-            if maxsize <= 0:
-                raise CommandError("ERR MAXSIZE must be a positive integer")
-            i += 2
-        elif opt == b"streams" and more:
-            streams_at = i + 1
-            nstreams = argc - streams_at
-            if nstreams & 1:
-                raise CommandError("ERR Unbalanced 'xread' list of streams: for each stream key "
-                                   "an ID, '+', or '$' must be specified.")
-            nstreams //= 2
-            break
-        elif opt == b"group" and more >= 2:
-            raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You "
-                               "called XREAD instead.")
-        elif opt == b"noack":
-            raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You "
-                               "called XREAD instead.")
-        else:
-            raise CommandError(SYNTAX_ERROR)
-    if not streams_at:
-        raise CommandError(SYNTAX_ERROR)
-    if maxcount and count and maxcount < count:
-        raise CommandError("ERR MAXCOUNT must be greater than or equal to COUNT")
+    parsed = parse_read_args(args, False)
+    count, maxcount, maxsize = parsed.count, parsed.maxcount, parsed.maxsize
+    streams_at, nstreams = parsed.streams_at, parsed.nstreams
 
     db = client.db
     keys = args[streams_at:streams_at + nstreams]

@@ -29,6 +29,7 @@ from itertools import accumulate, chain, islice
 from typing import Any
 
 from brook import keyspace
+from brook.types.groups import Group
 from brook.types.idmp import Idmp
 
 MAX_ID = (1 << 128) - 1
@@ -390,6 +391,7 @@ class Stream:
         self._starts: list[int] = []   # master IDs of _nodes, for bisect
         self._tail: _Node | None = None  # the open node, always _nodes[-1] when set
         self.idmp: Idmp | None = None  # XADD IDMP state, created on first use
+        self.groups: dict[bytes, Group] | None = None  # consumer groups, created on first use
 
     def first_id(self) -> int:
         """ID of the first live entry (XINFO's recorded-first-entry-id), 0 when empty."""
@@ -774,6 +776,8 @@ class Stream:
         dup.entries_added = self.entries_added
         dup._first_id = self._first_id
         dup.idmp = self.idmp.copy() if self.idmp is not None else None
+        if self.groups is not None:
+            dup.groups = {name: group.copy() for name, group in self.groups.items()}
         dup._starts = self._starts.copy()
         for node in self._nodes:
             twin = _Node.__new__(_Node)

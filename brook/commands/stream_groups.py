@@ -1,0 +1,703 @@
+"""Consumer-group commands: XGROUP, XREADGROUP (without BLOCK), XACK, XPENDING and XINFO
+GROUPS / CONSUMERS (plus the groups part of XINFO STREAM FULL).
+
+The structures are in :mod:`brook.types.groups`; replies, error texts and the order of checks
+follow ``t_stream.c``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brook.commands import streams
+from brook.commands.args import parse_int, text
+from brook.commands.introspection import help_reply
+from brook.commands.registry import (
+    COMMANDS,
+    SYNTAX_ERROR,
+    WRONGTYPE,
+    CommandError,
+    command,
+    container,
+)
+from brook.commands.stream_args import (
+    parse_id,
+    parse_ids,
+    parse_range,
+    parse_range_bound,
+    parse_strict_id,
+)
+from brook.keyspace import now_ms
+from brook.protocol import resp
+from brook.types.groups import (
+    INVALID_ENTRIES_READ,
+    Consumer,
+    Group,
+    Pending,
+    advance,
+    group_lag,
+)
+from brook.types.stream import MAX_ID, Stream, encode_entry
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+_NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
+                      "CREATE you may want to use the MKSTREAM option to create an empty stream "
+                      "automatically.")
+
+
+def _format_id(entry_id: int) -> bytes:
+    return streams.format_id(entry_id)
+
+
+def _subcommand_error(args: list[bytes], name: str) -> str:
+    return (f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
+            f"Try {name} HELP.")
+
+
+# ---------------------------------------------------------------------------------------------
+# XGROUP
+# ---------------------------------------------------------------------------------------------
+
+container("xgroup", group="stream", acl="@slow", since="5.0.0",
+          summary="A container for consumer groups commands.")
+
+_XGROUP_HELP = [
+    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("xgroup|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
+         summary="Returns helpful text about the different subcommands.", syntax="")
+def xgroup_help(client: Client, args: list[bytes]) -> bytes:
+    return help_reply(_XGROUP_HELP)
+
+
+def _group_options(args: list[bytes], create: bool) -> tuple[bool, int]:
+    """MKSTREAM (CREATE only) and ENTRIESREAD after the ID: (mkstream, entries_read)."""
+    mkstream = False
+    entries_read = INVALID_ENTRIES_READ
+    i = 5
+    while i < len(args):
+        opt = args[i].lower()
+        if create and opt == b"mkstream":
+            mkstream = True
+            i += 1
+        elif opt == b"entriesread" and i + 1 < len(args):
+            entries_read = parse_int(args[i + 1])
+            if entries_read < 0 and entries_read != INVALID_ENTRIES_READ:
+                raise CommandError("ERR value for ENTRIESREAD must be positive or -1")
+            i += 2
+        else:
+            raise CommandError(_subcommand_error(args, "XGROUP"))
+    return mkstream, entries_read
+
+
+def _stream_for_xgroup(client: Client, args: list[bytes], mkstream: bool = False) -> Stream | None:
+    """The stream XGROUP works on; Redis's error when it is missing (unless MKSTREAM)."""
+    value = client.db.lookup(args[2])
+    if value is not None and type(value) is not Stream:
+        raise CommandError(WRONGTYPE)
+    if value is None and not mkstream:
+        raise CommandError(_NO_KEY_FOR_XGROUP)
+    return value  # type: ignore[return-value]
+
+
+def _existing_group(stream: Stream, args: list[bytes]) -> Group:
+    group = stream.groups.get(args[3]) if stream.groups else None
+    if group is None:
+        raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
+                           f"'{text(args[2])}'")
+    return group
+
+
+def _clamp_entries_read(stream: Stream, entries_read: int) -> int:
+    """Since 8.2 an ENTRIESREAD above entries-added is clamped (redis#14259)."""
+    if entries_read > stream.entries_added:
+        return stream.entries_added
+    return entries_read
+
+
+@command("xgroup|create", arity=-5, flags="write denyoom", keys=(2, 2, 1),
+         acl="@write @stream @slow", since="5.0.0",
+         summary="Creates a consumer group.",
+         syntax="key group id | $ [MKSTREAM] [ENTRIESREAD entries-read]")
+def xgroup_create(client: Client, args: list[bytes]) -> bytes:
+    if len(args) > 8:
+        raise CommandError(_subcommand_error(args, "XGROUP"))
+    mkstream, entries_read = _group_options(args, True)
+    stream = _stream_for_xgroup(client, args, mkstream)
+    if args[4] == b"$":
+        last_id = stream.last_id if stream is not None else 0
+    else:
+        last_id = parse_strict_id(args[4])
+    if stream is None:
+        stream = streams._new_stream(client, args[2])
+    if stream.groups is None:
+        stream.groups = {}
+    if args[3] in stream.groups:
+        raise CommandError("BUSYGROUP Consumer Group name already exists")
+    stream.groups[args[3]] = Group(args[3], last_id, _clamp_entries_read(stream, entries_read))
+    client.db.modified(args[2])
+    client.server.dirty += 1
+    return resp.OK
+
+
+@command("xgroup|setid", arity=-5, flags="write", keys=(2, 2, 1), acl="@write @stream @slow",
+         since="5.0.0", summary="Sets the last-delivered ID of a consumer group.",
+         syntax="key group id | $ [ENTRIESREAD entries-read]")
+def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
+    if len(args) not in (5, 7):
+        raise CommandError(_subcommand_error(args, "XGROUP"))
+    _, entries_read = _group_options(args, False)
+    stream = _stream_for_xgroup(client, args)
+    group = _existing_group(stream, args)  # type: ignore[arg-type]
+    if args[4] == b"$":
+        last_id = stream.last_id  # type: ignore[union-attr]
+    else:
+        last_id = parse_id(args[4])[0]
+    group.last_id = last_id
+    group.entries_read = _clamp_entries_read(stream, entries_read)  # type: ignore[arg-type]
+    client.db.modified(args[2])
+    client.server.dirty += 1
+    return resp.OK
+
+
+@command("xgroup|destroy", arity=4, flags="write", keys=(2, 2, 1), acl="@write @stream @slow",
+         since="5.0.0", summary="Destroys a consumer group.", syntax="key group")
+def xgroup_destroy(client: Client, args: list[bytes]) -> bytes:
+    stream = _stream_for_xgroup(client, args)
+    if not stream.groups or args[3] not in stream.groups:  # type: ignore[union-attr]
+        return resp.ZERO
+    del stream.groups[args[3]]  # type: ignore[union-attr]
+    client.db.modified(args[2])
+    client.server.dirty += 1
+    return resp.ONE
+
+
+@command("xgroup|createconsumer", arity=5, flags="write denyoom", keys=(2, 2, 1),
+         acl="@write @stream @slow", since="6.2.0",
+         summary="Creates a consumer in a consumer group.", syntax="key group consumer")
+def xgroup_createconsumer(client: Client, args: list[bytes]) -> bytes:
+    stream = _stream_for_xgroup(client, args)
+    group = _existing_group(stream, args)  # type: ignore[arg-type]
+    if args[4] in group.consumers:
+        return resp.ZERO
+    group.consumer(args[4], now_ms())
+    client.db.modified(args[2])
+    client.server.dirty += 1
+    return resp.ONE
+
+
+@command("xgroup|delconsumer", arity=5, flags="write", keys=(2, 2, 1),
+         acl="@write @stream @slow", since="5.0.0",
+         summary="Deletes a consumer from a consumer group.", syntax="key group consumer")
+def xgroup_delconsumer(client: Client, args: list[bytes]) -> bytes:
+    stream = _stream_for_xgroup(client, args)
+    group = _existing_group(stream, args)  # type: ignore[arg-type]
+    consumer = group.consumers.get(args[4])
+    if consumer is None:
+        return resp.ZERO
+    pending = group.delete_consumer(consumer)
+    client.db.modified(args[2])
+    client.server.dirty += 1
+    return resp.integer(pending)
+
+
+# ---------------------------------------------------------------------------------------------
+# XREADGROUP
+# ---------------------------------------------------------------------------------------------
+
+_DOLLAR_IN_XREADGROUP = ("ERR The $ ID is meaningless in the context of XREADGROUP: you want to "
+                         "read the history of this consumer by specifying a proper ID, or use "
+                         "the > ID to get new messages. The $ ID would just return an empty "
+                         "result set.")
+_NEW_ENTRIES = -1  # the ">" ID
+
+
+def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count: int,
+             now: int) -> tuple[int, list[bytes]]:
+    """The consumer's own pending entries with IDs above ``after``: delivered again (count
+    and time updated), a deleted one as ``[id, nil]``."""
+    pieces: list[bytes] = []
+    n = 0
+    for entry_id in consumer.pel.irange(minimum=after, inclusive=(False, True)):
+        if count and n >= count:
+            break
+        row = stream.get(entry_id)
+        if row is None:
+            sid = _format_id(entry_id)
+            pieces.append(b"*2\r\n$%d\r\n%s\r\n*-1\r\n" % (len(sid), sid))
+        else:
+            pieces.append(encode_entry(entry_id, row))
+            pending = consumer.pel[entry_id]
+            pending.delivery_time = now
+            pending.delivery_count += 1
+        n += 1
+    return n, pieces
+
+
+def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
+                 now: int) -> tuple[int, list[bytes]]:
+    """Entries after the group's last-delivered-id: the group advances over them and, unless
+    NOACK, each becomes pending for ``consumer``."""
+    entries = stream.range(group.last_id + 1, MAX_ID, count or None)
+    for entry_id, _row in entries:
+        advance(stream, group, entry_id)
+        if not noack:
+            group.add_pending(entry_id, consumer, now)
+    return len(entries), [encode_entry(entry_id, row) for entry_id, row in entries]
+
+
+@command(
+    "xreadgroup", arity=-7, flags="write blocking movablekeys", acl="@write @stream @slow @blocking",
+    group="stream", since="5.0.0",
+    summary="Returns new or historical messages from a stream for a consumer in a group. "
+    "Blocks until a message is available otherwise.",
+    complexity="For each stream mentioned: O(M) with M being the number of elements returned. "
+    "If M is constant (e.g. always asking for the first 10 elements with COUNT), you can "
+    "consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time "
+    "in order to serve the N clients blocked on the stream getting new data.",
+    syntax="GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
+    "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]",
+)
+def xreadgroup(client: Client, args: list[bytes]) -> bytes:
+    parsed = streams.parse_read_args(args, True)
+    db = client.db
+    keys = args[parsed.streams_at:parsed.streams_at + parsed.nstreams]
+    id_args = args[parsed.streams_at + parsed.nstreams:]
+    group_name = parsed.group
+    assert group_name is not None and parsed.consumer is not None
+    targets: list[tuple[bytes, Stream, Group, int]] = []
+    for key, id_arg in zip(keys, id_args, strict=True):
+        stream = streams.write_stream(db, key)
+        group = stream.groups.get(group_name) if stream is not None and stream.groups else None
+        if stream is None or group is None:
+            raise CommandError(f"NOGROUP No such key '{text(key)}' or consumer group "
+                               f"'{text(group_name)}' in XREADGROUP with GROUP option")
+        if id_arg == b"$":
+            raise CommandError(_DOLLAR_IN_XREADGROUP)
+        after = _NEW_ENTRIES if id_arg == b">" else parse_strict_id(id_arg)
+        targets.append((key, stream, group, after))
+
+    now = now_ms()
+    served: list[tuple[bytes, int, list[bytes]]] = []
+    for key, stream, group, after in targets:
+        if after == _NEW_ENTRIES and (
+                not stream.length or stream.last_live_id() <= group.last_id):
+            continue  # nothing new for this group here
+        consumer = group.consumer(parsed.consumer, now)
+        assert consumer is not None
+        consumer.seen_time = now
+        if after == _NEW_ENTRIES:
+            n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now)
+        else:
+            n, pieces = _history(stream, group, consumer, after, parsed.count, now)
+        if n:
+            consumer.active_time = now
+        served.append((key, n, pieces))
+        db.modified(key)
+    if not served:
+        return resp.null_array(client.protocol)
+    client.server.dirty += 1
+    proto = client.protocol
+    out = [b"*%d\r\n" % len(served) if proto == 2 else b"%%%d\r\n" % len(served)]
+    for key, n, pieces in served:
+        if proto == 2:
+            out.append(b"*2\r\n")
+        out.append(b"$%d\r\n%s\r\n*%d\r\n" % (len(key), key, n))
+        out += pieces
+    reply = b"".join(out)
+    if proto != 2:
+        reply = reply.replace(b"*-1\r\n", b"_\r\n")  # deleted entries' nil fields
+    return reply
+
+
+def _xreadgroup_keys(argc: int, args: list[bytes]) -> list[int]:
+    return streams.streams_key_positions(argc, args)
+
+
+COMMANDS["xreadgroup"].find_keys = _xreadgroup_keys
+COMMANDS["xreadgroup"].key_keyword = "STREAMS"
+
+
+# ---------------------------------------------------------------------------------------------
+# XACK / XPENDING
+# ---------------------------------------------------------------------------------------------
+
+
+@command("xack", arity=-4, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+         group="stream", since="5.0.0",
+         summary="Returns the number of messages that were successfully acknowledged by the "
+         "consumer group member of a stream.",
+         complexity="O(1) for each message ID processed.", syntax="key group id [id ...]")
+def xack(client: Client, args: list[bytes]) -> bytes:
+    stream = streams.read_stream(client.db, args[1])
+    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    if group is None:
+        return resp.ZERO
+    ids = parse_ids(args[3:])  # all or nothing: every ID is checked first
+    acked = sum(1 for entry_id in ids if group.ack(entry_id))
+    if acked:
+        client.db.modified(args[1])
+        client.server.dirty += acked
+    return resp.integer(acked)
+
+
+@command("xpending", arity=-3, flags="readonly", keys=(1, 1, 1), acl="@read @stream @slow",
+         group="stream", since="5.0.0",
+         summary="Returns the information and entries from a stream consumer group's pending "
+         "entries list.",
+         complexity="O(N) with N being the number of elements returned, so asking for a small "
+         "fixed number of entries per call is O(1). O(M), where M is the total number of "
+         "entries scanned when used with the IDLE filter. When the command returns just the "
+         "summary and the list of consumers is small, it runs in O(1) time; otherwise, an "
+         "additional O(N) time for iterating every consumer.",
+         syntax="key group [[IDLE min-idle-time] start end count [consumer]]")
+def xpending(client: Client, args: list[bytes]) -> bytes:
+    argc = len(args)
+    if argc != 3 and not 6 <= argc <= 9:
+        raise CommandError(SYNTAX_ERROR)
+    min_idle = 0
+    consumer_name = None
+    if argc >= 6:
+        first = 3
+        if args[3].lower() == b"idle":
+            min_idle = parse_int(args[4])
+            if argc < 8:
+                raise CommandError(SYNTAX_ERROR)
+            first = 5
+        count = max(parse_int(args[first + 2]), 0)
+        start, end = parse_range(args[first], args[first + 1])
+        if first + 3 < argc:
+            consumer_name = args[first + 3]
+    stream = streams.read_stream(client.db, args[1])
+    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    if group is None:
+        raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "
+                           f"'{text(args[2])}'")
+    proto = client.protocol
+    if argc == 3:
+        if not group.pel:
+            return b"*4\r\n:0\r\n" + resp.null(proto) * 2 + resp.null_array(proto)
+        owners = sorted((name, len(c.pel)) for name, c in group.consumers.items() if c.pel)
+        return resp.encode([len(group.pel), _format_id(group.pel.keys()[0]),
+                            _format_id(group.pel.keys()[-1]),
+                            [[name, b"%d" % pending] for name, pending in owners]], proto)
+    pel = group.pel
+    if consumer_name is not None:
+        consumer = group.consumers.get(consumer_name)
+        if consumer is None:
+            return resp.EMPTY_ARRAY
+        pel = consumer.pel
+    now = now_ms()
+    rows: list[list[object]] = []
+    if count and start <= end:
+        for entry_id in pel.irange(start, end):
+            pending = pel[entry_id]
+            idle = max(now - pending.delivery_time, 0)
+            if min_idle and idle < min_idle:
+                continue
+            owner = pending.consumer.name if pending.consumer is not None else b""
+            rows.append([_format_id(entry_id), owner, idle, pending.delivery_count])
+            if len(rows) >= count:
+                break
+    return resp.encode(rows, proto)
+
+
+# ---------------------------------------------------------------------------------------------
+# XINFO GROUPS / CONSUMERS and the groups of XINFO STREAM FULL
+# ---------------------------------------------------------------------------------------------
+
+
+def _entries_read(group: Group) -> int | None:
+    return group.entries_read if group.entries_read != INVALID_ENTRIES_READ else None
+
+
+def _stream_for_xinfo(client: Client, key: bytes) -> Stream:
+    stream = streams.read_stream(client.db, key)
+    if stream is None:
+        raise CommandError("ERR no such key")
+    return stream
+
+
+@command("xinfo|groups", arity=3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
+         since="5.0.0", summary="Returns a list of the consumer groups of a stream.",
+         syntax="key")
+def xinfo_groups(client: Client, args: list[bytes]) -> bytes:
+    stream = _stream_for_xinfo(client, args[2])
+    groups = sorted((stream.groups or {}).values(), key=lambda g: g.name)
+    return resp.encode([resp.Map({
+        "name": group.name,
+        "consumers": len(group.consumers),
+        "pending": len(group.pel),
+        "last-delivered-id": _format_id(group.last_id),
+        "entries-read": _entries_read(group),
+        "lag": group_lag(stream, group),
+    }) for group in groups], client.protocol)
+
+
+@command("xinfo|consumers", arity=4, flags="readonly", keys=(2, 2, 1),
+         acl="@read @stream @slow", since="5.0.0",
+         summary="Returns a list of the consumers in a consumer group.", syntax="key group")
+def xinfo_consumers(client: Client, args: list[bytes]) -> bytes:
+    stream = _stream_for_xinfo(client, args[2])
+    group = stream.groups.get(args[3]) if stream.groups else None
+    if group is None:
+        raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
+                           f"'{text(args[2])}'")
+    now = now_ms()
+    consumers = sorted(group.consumers.values(), key=lambda c: c.name)
+    return resp.encode([resp.Map({
+        "name": consumer.name,
+        "pending": len(consumer.pel),
+        "idle": max(now - consumer.seen_time, 0),
+        "inactive": max(now - consumer.active_time, 0) if consumer.active_time != -1 else -1,
+    }) for consumer in consumers], client.protocol)
+
+
+def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> object:
+    """XINFO STREAM's ``groups``: the number of groups, or (FULL) their details."""
+    if not full:
+        return len(stream.groups or ())
+    limit = count or None
+    details = []
+    for group in sorted((stream.groups or {}).values(), key=lambda g: g.name):
+        pel = [[_format_id(entry_id), p.consumer.name if p.consumer is not None else b"",
+                p.delivery_time, p.delivery_count]
+               for entry_id, p in list(group.pel.items())[:limit]]
+        consumers = []
+        for consumer in sorted(group.consumers.values(), key=lambda c: c.name):
+            consumers.append(resp.Map({
+                "name": consumer.name,
+                "seen-time": consumer.seen_time,
+                "active-time": consumer.active_time,
+                "pel-count": len(consumer.pel),
+                "pending": [[_format_id(entry_id), p.delivery_time, p.delivery_count]
+                            for entry_id, p in list(consumer.pel.items())[:limit]],
+            }))
+        details.append(resp.Map({
+            "name": group.name,
+            "last-delivered-id": _format_id(group.last_id),
+            "entries-read": _entries_read(group),
+            "lag": group_lag(stream, group),
+            "pel-count": len(group.pel),
+            "pending": pel,
+            "consumers": consumers,
+        }))
+    return details
+
+
+streams.GROUPS_INFO[0] = _groups_info
+
+
+# ---------------------------------------------------------------------------------------------
+# XCLAIM / XAUTOCLAIM
+# ---------------------------------------------------------------------------------------------
+
+
+def _group_or_nogroup(client: Client, args: list[bytes]) -> tuple[Stream, Group]:
+    """Key and group of XCLAIM/XAUTOCLAIM, or Redis's NOGROUP error naming both."""
+    stream = streams.read_stream(client.db, args[1])
+    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    if stream is None or group is None:
+        raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "
+                           f"'{text(args[2])}'")
+    return stream, group
+
+
+def _take(group: Group, entry_id: int, consumer: Consumer, delivery_time: int,
+          count_delivery: bool, retrycount: int = -1) -> None:
+    """Move a pending entry to ``consumer`` with a new delivery time (and count)."""
+    pending = group.pel[entry_id]
+    if pending.consumer is not consumer:
+        if pending.consumer is not None:
+            del pending.consumer.pel[entry_id]
+        consumer.pel[entry_id] = pending
+        pending.consumer = consumer
+    pending.delivery_time = delivery_time
+    if retrycount >= 0:
+        pending.delivery_count = retrycount
+    elif count_delivery:
+        pending.delivery_count += 1
+
+
+def _claimed_entry(stream: Stream, entry_id: int, justid: bool) -> bytes:
+    if justid:
+        sid = _format_id(entry_id)
+        return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    row = stream.get(entry_id)
+    assert row is not None
+    return encode_entry(entry_id, row)
+
+
+@command(
+    "xclaim", arity=-6, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="5.0.0",
+    summary="Changes, or acquires, ownership of a message in a consumer group, as if the message "
+    "was delivered a consumer group member.",
+    complexity="O(log N) with N being the number of messages in the PEL of the consumer group.",
+    syntax="key group consumer min-idle-time id [id ...] [IDLE ms] "
+    "[TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]",
+)
+def xclaim(client: Client, args: list[bytes]) -> bytes:
+    stream, group = _group_or_nogroup(client, args)
+    min_idle = max(parse_int(args[4], "ERR Invalid min-idle-time argument for XCLAIM"), 0)
+    ids: list[int] = []
+    j = 5
+    while j < len(args):  # the IDs run until the first argument that is not one
+        try:
+            ids.append(parse_strict_id(args[j]))
+        except CommandError:
+            break
+        j += 1
+    now = now_ms()
+    retrycount = -1
+    delivery_time = -1
+    force = justid = False
+    while j < len(args):
+        more = len(args) - 1 - j
+        opt = args[j].lower()
+        if opt == b"force":
+            force = True
+        elif opt == b"justid":
+            justid = True
+        elif opt == b"idle" and more:
+            j += 1
+            delivery_time = now - parse_int(args[j], "ERR Invalid IDLE option argument for XCLAIM")
+        elif opt == b"time" and more:
+            j += 1
+            delivery_time = parse_int(args[j], "ERR Invalid TIME option argument for XCLAIM")
+        elif opt == b"retrycount" and more:
+            j += 1
+            retrycount = parse_int(args[j], "ERR Invalid RETRYCOUNT option argument for XCLAIM")
+        elif opt == b"lastid" and more:
+            j += 1
+            last_id = parse_strict_id(args[j])
+            if last_id > group.last_id:
+                group.last_id = last_id
+        else:
+            raise CommandError(f"ERR Unrecognized XCLAIM option '{text(args[j])}'")
+        j += 1
+    if delivery_time == -1 or delivery_time < 0 or delivery_time > now:
+        delivery_time = now  # a bogus time is not an error (clients' clocks differ)
+    consumer: Consumer | None = None
+    out: list[bytes] = []
+    changed = False
+    for entry_id in ids:
+        pending = group.pel.get(entry_id)
+        if stream.get(entry_id) is None:
+            if pending is not None:  # the entry is gone: so is its PEL record
+                group.ack(entry_id)
+                changed = True
+            continue
+        if pending is None:
+            if not force:
+                continue
+            pending = group.pel[entry_id] = _new_unowned(now)
+        elif pending.consumer is not None and min_idle and now - pending.delivery_time < min_idle:
+            continue
+        if consumer is None:
+            consumer = group.consumer(args[3], now)
+            assert consumer is not None
+            consumer.seen_time = consumer.active_time = now
+        _take(group, entry_id, consumer, delivery_time, not justid, retrycount)
+        out.append(_claimed_entry(stream, entry_id, justid))
+        changed = True
+    if changed:
+        client.db.modified(args[1])
+        client.server.dirty += 1
+    return b"".join([b"*%d\r\n" % len(out), *out])
+
+
+def _new_unowned(now: int) -> Pending:
+    """XCLAIM FORCE: a PEL record for an entry nobody had (count 1, as streamCreateNACK)."""
+    return Pending(now, None)
+
+
+@command(
+    "xautoclaim", arity=-6, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="6.2.0",
+    summary="Changes, or acquires, ownership of messages in a consumer group, as if the "
+    "messages were delivered to as consumer group member.",
+    complexity="O(1) if COUNT is small.",
+    syntax="key group consumer min-idle-time start [COUNT count] [JUSTID]",
+)
+def xautoclaim(client: Client, args: list[bytes]) -> bytes:
+    min_idle = max(parse_int(args[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0)
+    start, exclusive = streams_bound(args[5])
+    count = 100
+    justid = False
+    j = 6
+    while j < len(args):
+        opt = args[j].lower()
+        if opt == b"count" and j + 1 < len(args):
+            count = parse_int(args[j + 1], "ERR COUNT must be > 0")
+            if not 1 <= count <= (1 << 63) // 16:
+                raise CommandError("ERR COUNT must be > 0")
+            j += 2
+        elif opt == b"justid":
+            justid = True
+            j += 1
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    stream, group = _group_or_nogroup(client, args)
+    now = now_ms()
+    attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
+    keys = group.pel.keys()
+    pos = group.pel.bisect_left(start)
+    consumer: Consumer | None = None
+    out: list[bytes] = []
+    deleted: list[int] = []
+    while attempts and count and pos < len(keys):
+        attempts -= 1
+        entry_id = keys[pos]
+        pending = group.pel[entry_id]
+        if stream.get(entry_id) is None:
+            group.ack(entry_id)  # gone from the stream: dropped from the PEL, reported
+            deleted.append(entry_id)
+            count -= 1
+            continue
+        pos += 1
+        if min_idle and now - pending.delivery_time < min_idle:
+            continue
+        if consumer is None:
+            consumer = group.consumer(args[3], now)
+            assert consumer is not None
+            consumer.seen_time = consumer.active_time = now
+        _take(group, entry_id, consumer, now, not justid)
+        out.append(_claimed_entry(stream, entry_id, justid))
+        count -= 1
+    cursor = _format_id(keys[pos]) if pos < len(keys) else b"0-0"
+    if out or deleted:
+        client.db.modified(args[1])
+        client.server.dirty += 1
+    return b"".join([b"*3\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cursor), cursor, len(out)), *out,
+                     resp.array_of_bulks(_format_id(i) for i in deleted)])
+
+
+def streams_bound(arg: bytes) -> tuple[int, bool]:
+    """XAUTOCLAIM's start: an interval bound, exclusive with ``(``."""
+    start, exclusive = parse_range_bound(arg, 0)
+    if exclusive:
+        if start == MAX_ID:
+            raise CommandError("ERR invalid start ID for the interval")
+        start += 1
+    return start, exclusive

@@ -1,0 +1,169 @@
+"""Consumer groups of a stream: groups, consumers and the pending entries list (PEL).
+
+As in Redis (``streamCG``, ``streamConsumer``, ``streamNACK``), a pending entry is one record
+shared by the group's PEL and its owner's PEL: moving it to another consumer (XCLAIM) or
+acknowledging it touches both maps, never a copy. PELs are ``SortedDict``s keyed by the int
+entry ID, so range scans (XPENDING, history reads) and insert/delete/lookup are O(log n).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sortedcontainers import SortedDict
+
+if TYPE_CHECKING:
+    from brook.types.stream import Stream
+
+# Redis's SCG_INVALID_ENTRIES_READ: the group's read counter is unknown.
+INVALID_ENTRIES_READ = -1
+
+
+class Pending:
+    """One delivered, not yet acknowledged entry."""
+
+    __slots__ = ("delivery_time", "delivery_count", "consumer")
+
+    def __init__(self, delivery_time: int, consumer: Consumer | None) -> None:
+        self.delivery_time = delivery_time  # ms of the last delivery
+        self.delivery_count = 1
+        self.consumer = consumer  # the owner
+
+
+class Consumer:
+    """A named reader of a group, with its own view of the group's PEL."""
+
+    __slots__ = ("name", "seen_time", "active_time", "pel")
+
+    def __init__(self, name: bytes, now_ms: int) -> None:
+        self.name = name
+        self.seen_time = now_ms  # last attempted interaction (read, claim...)
+        self.active_time = -1  # last successful interaction; -1 = never
+        self.pel: SortedDict = SortedDict()  # entry id -> Pending (shared with the group)
+
+
+class Group:
+    """A consumer group: where it has read up to, and what it has delivered but not acked."""
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+
+    def __init__(self, name: bytes, last_id: int, entries_read: int) -> None:
+        self.name = name
+        self.last_id = last_id  # last-delivered-id
+        self.entries_read = entries_read  # logical read counter, or INVALID_ENTRIES_READ
+        self.pel: SortedDict = SortedDict()  # entry id -> Pending
+        self.consumers: dict[bytes, Consumer] = {}
+
+    def consumer(self, name: bytes, now_ms: int, create: bool = True) -> Consumer | None:
+        """The named consumer, created on first use (unless ``create`` is false)."""
+        found = self.consumers.get(name)
+        if found is None and create:
+            found = self.consumers[name] = Consumer(name, now_ms)
+        return found
+
+    def delete_consumer(self, consumer: Consumer) -> int:
+        """XGROUP DELCONSUMER: the consumer and its pending entries go; returns how many."""
+        for entry_id in consumer.pel:
+            del self.pel[entry_id]
+        del self.consumers[consumer.name]
+        return len(consumer.pel)
+
+    def add_pending(self, entry_id: int, consumer: Consumer, now_ms: int) -> None:
+        """Record a new delivery of ``entry_id`` to ``consumer`` (a re-delivery of an entry
+        still pending moves it to this consumer, as XREADGROUP does after SETID)."""
+        pending = self.pel.get(entry_id)
+        if pending is None:
+            pending = self.pel[entry_id] = Pending(now_ms, consumer)
+        else:
+            if pending.consumer is not None and pending.consumer is not consumer:
+                del pending.consumer.pel[entry_id]
+            pending.delivery_time = now_ms
+            pending.delivery_count = 1
+            pending.consumer = consumer
+        consumer.pel[entry_id] = pending
+
+    def ack(self, entry_id: int) -> bool:
+        """Forget a pending entry; True when it was pending."""
+        pending = self.pel.pop(entry_id, None)
+        if pending is None:
+            return False
+        if pending.consumer is not None:
+            pending.consumer.pel.pop(entry_id, None)
+        return True
+
+    def copy(self) -> Group:
+        """An independent copy (COPY of the stream): consumers and shared records rebuilt."""
+        dup = Group(self.name, self.last_id, self.entries_read)
+        twins: dict[int, Consumer] = {}
+        for name, consumer in self.consumers.items():
+            twin = Consumer(name, consumer.seen_time)
+            twin.active_time = consumer.active_time
+            dup.consumers[name] = twins[id(consumer)] = twin
+        for entry_id, pending in self.pel.items():
+            owner = twins.get(id(pending.consumer)) if pending.consumer is not None else None
+            record = Pending(pending.delivery_time, owner)
+            record.delivery_count = pending.delivery_count
+            dup.pel[entry_id] = record
+            if owner is not None:
+                owner.pel[entry_id] = record
+        return dup
+
+
+# -- the lag bookkeeping of Redis 7.0 (t_stream.c) ------------------------------------------------
+
+
+def range_has_tombstones(stream: Stream, start: int, end: int | None = None) -> bool:
+    """streamRangeHasTombstones: could an entry between ``start`` and ``end`` have been
+    deleted? Only the maximal deleted ID is known, so this is a conservative yes/no."""
+    deleted = stream.max_deleted_id
+    if not stream.length or not deleted:
+        return False
+    if stream.first_id() > deleted:
+        return False  # the latest tombstone is before the first entry
+    return start <= deleted and (end is None or deleted <= end)
+
+
+def estimate_entries_read(stream: Stream, entry_id: int) -> int:
+    """streamEstimateDistanceFromFirstEverEntry: the logical read counter of ``entry_id``, or
+    INVALID_ENTRIES_READ when fragmentation makes it unknowable."""
+    if not stream.entries_added:
+        return 0
+    if not stream.length and entry_id <= stream.last_id:
+        return stream.entries_added
+    if entry_id == stream.last_id:
+        return stream.entries_added
+    if entry_id > stream.last_id:
+        return INVALID_ENTRIES_READ
+    first = stream.first_id()
+    deleted = stream.max_deleted_id
+    if not deleted or deleted < first:
+        if entry_id < first:
+            return stream.entries_added - stream.length
+        if entry_id == first:
+            return stream.entries_added - stream.length + 1
+    return INVALID_ENTRIES_READ
+
+
+def group_lag(stream: Stream, group: Group) -> int | None:
+    """streamReplyWithCGLag: entries not yet delivered to the group, None when unknown."""
+    if not stream.entries_added:
+        return 0
+    if group.entries_read != INVALID_ENTRIES_READ and not range_has_tombstones(
+            stream, group.last_id):
+        return stream.entries_added - group.entries_read
+    entries_read = estimate_entries_read(stream, group.last_id)
+    if entries_read != INVALID_ENTRIES_READ:
+        return stream.entries_added - entries_read
+    return None
+
+
+def advance(stream: Stream, group: Group, entry_id: int) -> None:
+    """Move the group's last-delivered-id to ``entry_id`` (a newer entry it just delivered),
+    keeping entries-read exact when it can."""
+    if entry_id <= group.last_id:
+        return
+    if group.entries_read != INVALID_ENTRIES_READ and not range_has_tombstones(stream, entry_id):
+        group.entries_read += 1
+    elif stream.entries_added:
+        group.entries_read = estimate_entries_read(stream, entry_id)
+    group.last_id = entry_id
