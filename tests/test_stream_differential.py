@@ -105,7 +105,24 @@ def _reply(client: redis.Redis, command: list[str]) -> object:
         return ("error", _SAME_MEANING.get(text, text))
 
 
-def _state(client: redis.Redis) -> tuple[object, ...]:
+def _fragile_groups(client: redis.Redis) -> set[bytes]:
+    """Groups whose lag bookkeeping Redis changed after 7.0 (8.0 PRs #13338, #13473, #13958):
+    the group is behind the first entry or a tombstone, or the stream is empty. From then on
+    the installed 7.0 server and Brook (newest behaviour) may count differently."""
+    if not client.exists("s"):
+        return set()
+    info = client.xinfo_stream("s")
+    first = _id_key(info["recorded-first-entry-id"].decode())
+    deleted = _id_key(info["max-deleted-entry-id"].decode())
+    fragile = set()
+    for group in client.xinfo_groups("s"):
+        last = _id_key(group["last-delivered-id"].decode())
+        if not info["length"] or last < first or last < deleted:
+            fragile.add(group["name"])
+    return fragile
+
+
+def _state(client: redis.Redis, tainted: set[bytes] = frozenset()) -> tuple[object, ...]:
     """Everything observable about the stream and its groups that does not depend on time:
     entries both ways, XINFO's metadata, each group's counters and lag, and its PEL (owner
     and delivery count)."""
@@ -117,6 +134,11 @@ def _state(client: redis.Redis) -> tuple[object, ...]:
     kept = {key: value for key, value in fields.items() if key not in IMPLEMENTATION_FIELDS
             and key != b"groups" and not key.startswith((b"idmp", b"pids", b"iids"))}
     groups = client.xinfo_groups("s")
+    for group in groups:
+        # Since 7.2 XREADGROUP/XCLAIM/XAUTOCLAIM create the consumer even when they get nothing.
+        del group["consumers"]
+        if group["name"] in tainted:
+            del group["lag"], group["entries-read"]
     pels = [(group["name"], client.xpending("s", group["name"]),
              [(p["message_id"], p["consumer"], p["times_delivered"])
               for p in client.xpending_range("s", group["name"], "-", "+", 1000)])
@@ -183,12 +205,18 @@ def test_random_stream_commands_match_redis(
     for client in (brook, real):
         client.config_set("stream-node-max-entries", 3)
     try:
+        tainted: set[bytes] = set()
         for step, command in enumerate(commands):
             if _below_max_deleted(brook, command):
                 continue  # Redis 7.0 accepted it; 7.2+ refuses it as Brook does
             ours, theirs = _reply(brook, command), _reply(real, command)
             assert ours == theirs, f"step {step}: {command}"
-            assert _state(brook) == _state(real), f"after step {step}: {command}"
+            if command[:2] in (["XGROUP", "CREATE"], ["XGROUP", "SETID"]):
+                tainted.discard(command[3].encode())  # a fresh counter on both sides
+            if command[0] == "DEL":
+                tainted.clear()
+            tainted |= _fragile_groups(brook)
+            assert _state(brook, tainted) == _state(real, tainted), f"after step {step}: {command}"
     finally:
         for client in (brook, real):
             client.config_set("stream-node-max-entries", 100)

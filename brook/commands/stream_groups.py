@@ -225,45 +225,105 @@ def xgroup_delconsumer(client: Client, args: list[bytes]) -> bytes:
 # XREADGROUP
 # ---------------------------------------------------------------------------------------------
 
-_DOLLAR_IN_XREADGROUP = ("ERR The $ ID is meaningless in the context of XREADGROUP: you want to "
-                         "read the history of this consumer by specifying a proper ID, or use "
-                         "the > ID to get new messages. The $ ID would just return an empty "
-                         "result set.")
+_MEANINGLESS_ID = ("ERR The {0} ID is meaningless in the context of XREADGROUP: you want to "
+                   "read the history of this consumer by specifying a proper ID, or use the > "
+                   "ID to get new messages. The {0} ID would just return an empty result set.")
 _NEW_ENTRIES = -1  # the ">" ID
 
 
+class _Budget:
+    """What is left of a call's MAXCOUNT/MAXSIZE (8.10), checked before each entry is
+    delivered: an entry over the budget is neither sent nor made pending."""
+
+    __slots__ = ("entries", "size", "used", "sent")
+
+    def __init__(self, maxcount: int, maxsize: int) -> None:
+        self.entries = maxcount or -1  # -1 = no cap
+        self.size = maxsize  # 0 = no cap
+        self.used = 0
+        self.sent = 0
+
+    def allows(self, piece: bytes) -> bool:
+        if self.entries == 0:
+            return False
+        if self.size and self.sent and self.used >= self.size:
+            return False  # at least one entry is always returned
+        self.used += len(piece)
+        self.sent += 1
+        if self.entries > 0:
+            self.entries -= 1
+        return True
+
+
 def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count: int,
-             now: int) -> tuple[int, list[bytes]]:
+             now: int, budget: _Budget) -> tuple[int, list[bytes]]:
     """The consumer's own pending entries with IDs above ``after``: delivered again (count
     and time updated), a deleted one as ``[id, nil]``."""
     pieces: list[bytes] = []
-    n = 0
     for entry_id in consumer.pel.irange(minimum=after, inclusive=(False, True)):
-        if count and n >= count:
+        if count and len(pieces) >= count:
             break
         row = stream.get(entry_id)
         if row is None:
             sid = _format_id(entry_id)
-            pieces.append(b"*2\r\n$%d\r\n%s\r\n*-1\r\n" % (len(sid), sid))
+            piece = b"*2\r\n$%d\r\n%s\r\n*-1\r\n" % (len(sid), sid)
         else:
-            pieces.append(encode_entry(entry_id, row))
+            piece = encode_entry(entry_id, row)
+        if not budget.allows(piece):
+            break
+        if row is not None:
             pending = consumer.pel[entry_id]
-            pending.delivery_time = now
+            group.retime(entry_id, pending, now)
             pending.delivery_count += 1
-        n += 1
-    return n, pieces
+        pieces.append(piece)
+    return len(pieces), pieces
 
 
 def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
-                 now: int) -> tuple[int, list[bytes]]:
+                 now: int, budget: _Budget) -> tuple[int, list[bytes]]:
     """Entries after the group's last-delivered-id: the group advances over them and, unless
     NOACK, each becomes pending for ``consumer``."""
-    entries = stream.range(group.last_id + 1, MAX_ID, count or None)
-    for entry_id, _row in entries:
+    pieces: list[bytes] = []
+    for entry_id, row in stream.range(group.last_id + 1, MAX_ID, count or None):
+        piece = encode_entry(entry_id, row)
+        if not budget.allows(piece):
+            break
         advance(stream, group, entry_id)
         if not noack:
             group.add_pending(entry_id, consumer, now)
-    return len(entries), [encode_entry(entry_id, row) for entry_id, row in entries]
+        pieces.append(piece)
+    return len(pieces), pieces
+
+
+def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, count: int,
+           now: int, budget: _Budget) -> tuple[int, list[bytes]]:
+    """XREADGROUP CLAIM (8.4): before new entries, take pending entries idle for at least
+    ``min_idle`` ms: released ones (XNACK) first in release order, then the most idle first.
+    Each is replied as ``[id, fields, idle ms, deliveries so far]``; entries no longer in the
+    stream leave the PEL on the way."""
+    cutoff = now - min_idle
+    candidates = list(group.nacked)
+    candidates += [entry_id for _time, entry_id in
+                   group.by_time.irange(maximum=(cutoff, MAX_ID))]
+    pieces: list[bytes] = []
+    for entry_id in candidates:
+        if count and len(pieces) >= count:
+            break
+        row = stream.get(entry_id)
+        if row is None:
+            group.ack(entry_id)
+            continue
+        pending = group.pel[entry_id]
+        piece = encode_entry(entry_id, row)
+        if not budget.allows(piece):
+            break
+        idle = max(now - pending.delivery_time, 0)
+        delivered = pending.delivery_count
+        _take(group, entry_id, consumer, now, True)
+        pieces.append(b"*4" + piece[2:] + b":%d\r\n:%d\r\n" % (idle, delivered))
+    if pieces:
+        consumer.active_time = now
+    return len(pieces), pieces
 
 
 @command(
@@ -292,26 +352,41 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
         if stream is None or group is None:
             raise CommandError(f"NOGROUP No such key '{text(key)}' or consumer group "
                                f"'{text(group_name)}' in XREADGROUP with GROUP option")
-        if id_arg == b"$":
-            raise CommandError(_DOLLAR_IN_XREADGROUP)
+        if id_arg == b"$" or id_arg == b"+":
+            raise CommandError(_MEANINGLESS_ID.format(id_arg.decode()))
         after = _NEW_ENTRIES if id_arg == b">" else parse_strict_id(id_arg)
+        if after == MAX_ID:
+            after = _NEW_ENTRIES  # Redis stores ">" as the largest ID: typed out, it reads new
         targets.append((key, stream, group, after))
 
     now = now_ms()
+    budget = _Budget(parsed.maxcount, parsed.maxsize)
     served: list[tuple[bytes, int, list[bytes]]] = []
     for key, stream, group, after in targets:
-        if after == _NEW_ENTRIES and (
-                not stream.length or stream.last_live_id() <= group.last_id):
-            continue  # nothing new for this group here
+        # Since Redis 7.2 every read creates the consumer and counts as an attempt (seen-time).
         consumer = group.consumer(parsed.consumer, now)
         assert consumer is not None
         consumer.seen_time = now
-        if after == _NEW_ENTRIES:
-            n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now)
+        if after == _NEW_ENTRIES and parsed.claim is None and (
+                not stream.length or stream.last_live_id() <= group.last_id):
+            continue  # nothing new for this group here
+        if after == _NEW_ENTRIES and parsed.claim is not None:
+            n, pieces = _claim(stream, group, consumer, parsed.claim, parsed.count, now, budget)
+            more = parsed.count - n if parsed.count else 0
+            if not parsed.count or more > 0:
+                extra, new = _deliver_new(stream, group, consumer, more, parsed.noack, now,
+                                          budget)
+                n += extra
+                pieces += [b"*4" + piece[2:] + b":0\r\n:0\r\n" for piece in new]
+        elif after == _NEW_ENTRIES:
+            n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now,
+                                     budget)
         else:
-            n, pieces = _history(stream, group, consumer, after, parsed.count, now)
+            n, pieces = _history(stream, group, consumer, after, parsed.count, now, budget)
         if n:
             consumer.active_time = now
+        elif after == _NEW_ENTRIES:
+            continue  # MAXCOUNT/MAXSIZE already spent on earlier streams
         served.append((key, n, pieces))
         db.modified(key)
     if not served:
@@ -359,6 +434,30 @@ def xack(client: Client, args: list[bytes]) -> bytes:
         client.db.modified(args[1])
         client.server.dirty += acked
     return resp.integer(acked)
+
+
+@command("xackdel", arity=-6, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+         group="stream", since="8.2.0",
+         summary="Acknowledges and conditionally deletes one or multiple entries for a stream "
+         "consumer group.",
+         complexity="O(1) for each entry ID processed.",
+         syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]")
+def xackdel(client: Client, args: list[bytes]) -> bytes:
+    policy, ids = streams.parse_delete_args(args, 3)
+    stream = streams.write_stream(client.db, args[1])
+    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    if stream is None or group is None:
+        return resp.array([resp.integer(-1)] * len(ids))
+    results = []
+    for entry_id in ids:
+        if not group.ack(entry_id):
+            results.append(-1)  # not pending in this group: nothing acked, nothing deleted
+            continue
+        # Acknowledged: 1 once the entry is deleted (or already gone), 2 if ACKED keeps it.
+        results.append(abs(streams.delete_with_policy(stream, entry_id, policy)))
+    client.db.modified(args[1])
+    client.server.dirty += 1
+    return resp.array([resp.integer(n) for n in results])
 
 
 @command("xpending", arity=-3, flags="readonly", keys=(1, 1, 1), acl="@read @stream @slow",
@@ -412,7 +511,10 @@ def xpending(client: Client, args: list[bytes]) -> bytes:
     if count and start <= end:
         for entry_id in pel.irange(start, end):
             pending = pel[entry_id]
-            idle = max(now - pending.delivery_time, 0)
+            if pending.consumer is None and entry_id in group.nacked:
+                idle = -1  # released by XNACK: no delivery to measure from
+            else:
+                idle = max(now - pending.delivery_time, 0)
             if min_idle and idle < min_idle:
                 continue
             owner = pending.consumer.name if pending.consumer is not None else b""
@@ -499,6 +601,7 @@ def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> obje
             "entries-read": _entries_read(group),
             "lag": group_lag(stream, group),
             "pel-count": len(group.pel),
+            "nacked-count": len(group.nacked),
             "pending": pel,
             "consumers": consumers,
         }))
@@ -532,7 +635,7 @@ def _take(group: Group, entry_id: int, consumer: Consumer, delivery_time: int,
             del pending.consumer.pel[entry_id]
         consumer.pel[entry_id] = pending
         pending.consumer = consumer
-    pending.delivery_time = delivery_time
+    group.retime(entry_id, pending, delivery_time)
     if retrycount >= 0:
         pending.delivery_count = retrycount
     elif count_delivery:
@@ -598,7 +701,9 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         j += 1
     if delivery_time == -1 or delivery_time < 0 or delivery_time > now:
         delivery_time = now  # a bogus time is not an error (clients' clocks differ)
-    consumer: Consumer | None = None
+    consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
+    assert consumer is not None
+    consumer.seen_time = now
     out: list[bytes] = []
     changed = False
     for entry_id in ids:
@@ -611,13 +716,11 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         if pending is None:
             if not force:
                 continue
-            pending = group.pel[entry_id] = _new_unowned(now)
+            pending = _new_unowned(now)
+            group.insert(entry_id, pending)
         elif pending.consumer is not None and min_idle and now - pending.delivery_time < min_idle:
             continue
-        if consumer is None:
-            consumer = group.consumer(args[3], now)
-            assert consumer is not None
-            consumer.seen_time = consumer.active_time = now
+        consumer.active_time = now
         _take(group, entry_id, consumer, delivery_time, not justid, retrycount)
         out.append(_claimed_entry(stream, entry_id, justid))
         changed = True
@@ -663,7 +766,9 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
     attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
     keys = group.pel.keys()
     pos = group.pel.bisect_left(start)
-    consumer: Consumer | None = None
+    consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
+    assert consumer is not None
+    consumer.seen_time = now
     out: list[bytes] = []
     deleted: list[int] = []
     while attempts and count and pos < len(keys):
@@ -678,10 +783,7 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
         pos += 1
         if min_idle and now - pending.delivery_time < min_idle:
             continue
-        if consumer is None:
-            consumer = group.consumer(args[3], now)
-            assert consumer is not None
-            consumer.seen_time = consumer.active_time = now
+        consumer.active_time = now
         _take(group, entry_id, consumer, now, not justid)
         out.append(_claimed_entry(stream, entry_id, justid))
         count -= 1
@@ -701,3 +803,82 @@ def streams_bound(arg: bytes) -> tuple[int, bool]:
             raise CommandError("ERR invalid start ID for the interval")
         start += 1
     return start, exclusive
+
+
+# ---------------------------------------------------------------------------------------------
+# XNACK (8.8)
+# ---------------------------------------------------------------------------------------------
+
+_XNACK_MODES = {b"silent", b"fail", b"fatal"}
+_LLONG_MAX = (1 << 63) - 1
+
+
+def _parse_xnack(args: list[bytes]) -> tuple[bytes, list[int], int, bool]:
+    """``mode IDS numids id... [RETRYCOUNT n] [FORCE]`` (options on either side of IDS):
+    (mode, ids, retrycount or -1, force)."""
+    mode = args[3].lower()
+    if mode not in _XNACK_MODES:
+        raise CommandError("ERR mode must be SILENT, FAIL, or FATAL")
+    ids: list[int] | None = None
+    retrycount = -1
+    force = False
+    i = 4
+    while i < len(args):
+        opt = args[i].lower()
+        if opt == b"ids" and ids is None and i + 1 < len(args):
+            try:
+                numids = parse_int(args[i + 1])
+            except CommandError:
+                numids = 0
+            if numids <= 0:
+                raise CommandError("ERR numids must be a positive integer")
+            if numids > len(args) - i - 2:
+                raise CommandError("ERR number of IDs doesn't match numids")
+            ids = parse_ids(args[i + 2:i + 2 + numids])
+            i += 2 + numids
+        elif opt == b"retrycount" and i + 1 < len(args):
+            retrycount = parse_int(args[i + 1])
+            if retrycount < 0:
+                raise CommandError("ERR Invalid RETRYCOUNT value, must be >= 0")
+            i += 2
+        elif opt == b"force":
+            force = True
+            i += 1
+        else:
+            raise CommandError(f"ERR Unrecognized XNACK option '{text(args[i])}'")
+    if ids is None:
+        raise CommandError("ERR syntax error, expected IDS keyword")
+    return mode, ids, retrycount, force
+
+
+@command(
+    "xnack", arity=-7, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
+    group="stream", since="8.8.0",
+    summary="Releases pending entries of a consumer group without acknowledging them.",
+    complexity="O(log N) for each entry ID, with N the number of entries in the group's PEL.",
+    syntax="key group SILENT | FAIL | FATAL IDS numids id [id ...] [RETRYCOUNT count] [FORCE]",
+)
+def xnack(client: Client, args: list[bytes]) -> bytes:
+    mode, ids, retrycount, force = _parse_xnack(args)
+    stream, group = _group_or_nogroup(client, args)
+    released = 0
+    for entry_id in ids:
+        pending = group.pel.get(entry_id)
+        if pending is None:
+            if not force or stream.get(entry_id) is None:
+                continue  # only entries of the PEL are released (FORCE: any stream entry)
+            pending = Pending(0, None)
+            pending.delivery_count = 0
+            group.insert(entry_id, pending)
+        group.release(entry_id, pending)
+        if retrycount >= 0:
+            pending.delivery_count = retrycount
+        elif mode == b"silent":
+            pending.delivery_count = max(pending.delivery_count - 1, 0)
+        elif mode == b"fatal":
+            pending.delivery_count = _LLONG_MAX
+        released += 1
+    if released:
+        client.db.modified(args[1])
+        client.server.dirty += 1
+    return resp.integer(released)

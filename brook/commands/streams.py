@@ -23,6 +23,8 @@ from brook.commands.registry import (
     container,
 )
 from brook.commands.stream_args import (
+    ACKED,
+    DELREF,
     REF_POLICIES,
     TrimArgs,
     parse_ids,
@@ -32,6 +34,7 @@ from brook.commands.stream_args import (
 )
 from brook.keyspace import now_ms
 from brook.protocol import resp
+from brook.types.groups import drop_references, drop_references_below, referenced
 from brook.types.idmp import Idmp, content_iid
 from brook.types.stream import MAX_ID, Stream
 
@@ -88,10 +91,33 @@ def _entry_value(entry: tuple[int, list[bytes]]) -> list[object]:
 
 
 def _trim(stream: Stream, parsed: TrimArgs) -> int:
-    """Apply a parsed MAXLEN/MINID; returns the number of entries removed."""
+    """Apply a parsed MAXLEN/MINID with its reference policy; returns the entries removed."""
+    if parsed.ref_policy == ACKED and stream.groups:
+        return _trim_acked(stream, parsed)
     if parsed.strategy == "maxlen":
-        return stream.trim_maxlen(parsed.maxlen, parsed.approx, parsed.limit)
-    return stream.trim_minid(parsed.minid, parsed.approx, parsed.limit)
+        removed = stream.trim_maxlen(parsed.maxlen, parsed.approx, parsed.limit)
+    else:
+        removed = stream.trim_minid(parsed.minid, parsed.approx, parsed.limit)
+    if removed and parsed.ref_policy == DELREF and stream.groups:
+        drop_references_below(stream, stream.first_id() if stream.length else MAX_ID)
+    return removed
+
+
+def _trim_acked(stream: Stream, parsed: TrimArgs) -> int:
+    """ACKED trimming: of the entries the strategy would remove, only those no group still
+    needs go, one by one (whole nodes do not matter here); LIMIT still bounds the work."""
+    if parsed.strategy == "maxlen":
+        candidates = stream.range(0, MAX_ID, max(stream.length - parsed.maxlen, 0))
+    else:
+        candidates = stream.range(0, parsed.minid - 1) if parsed.minid else []
+    removed = 0
+    for entry_id, _row in candidates:
+        if parsed.limit and removed >= parsed.limit:
+            break
+        if not referenced(stream, entry_id):
+            stream.delete(entry_id, count_as_deleted=False)
+            removed += 1
+    return removed
 
 
 def _next_auto_id(client: Client, last_id: int) -> int:
@@ -241,6 +267,17 @@ def _delete(stream: Stream, entry_id: int) -> bool:
     return stream.delete(entry_id)
 
 
+def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int:
+    """XDELEX/XACKDEL's per-ID reply: 1 deleted, -1 no such entry, 2 kept because a group
+    still needs it (ACKED). DELREF also clears the entry's PEL references, even when the entry
+    itself was already gone."""
+    if policy == DELREF and stream.groups:
+        drop_references(stream, [entry_id])
+    if policy == ACKED and stream.get(entry_id) is not None and referenced(stream, entry_id):
+        return 2
+    return 1 if _delete(stream, entry_id) else -1
+
+
 @command(
     "xdel", arity=-3, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
     group="stream", since="5.0.0",
@@ -302,13 +339,12 @@ def parse_delete_args(args: list[bytes], pos: int) -> tuple[str | None, list[int
     syntax="key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]",
 )
 def xdelex(client: Client, args: list[bytes]) -> bytes:
-    _policy, ids = parse_delete_args(args, 2)
+    policy, ids = parse_delete_args(args, 2)
     db = client.db
     stream = write_stream(db, args[1])
     if stream is None:
         return resp.array([resp.integer(-1)] * len(ids))
-    # Without consumer groups every policy deletes the entry (groups arrive with XGROUP).
-    results = [1 if _delete(stream, entry_id) else -1 for entry_id in ids]
+    results = [delete_with_policy(stream, entry_id, policy) for entry_id in ids]
     deleted = results.count(1)
     if deleted:
         db.modified(args[1])
@@ -536,8 +572,12 @@ def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
                                    "called XREAD instead.")
             parsed.noack = True
             i += 1
-        elif grouped and opt == b"claim" and more:
-            parsed.claim = parse_int(args[i + 1])
+        elif opt == b"claim" and more:
+            if not grouped:
+                raise CommandError("ERR The CLAIM option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.claim = parse_int(args[i + 1], "ERR min-idle-time is not an integer or out "
+                                                  "of range")
             if parsed.claim < 0:
                 raise CommandError("ERR min-idle-time must be a positive integer")
             i += 2

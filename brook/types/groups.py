@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sortedcontainers import SortedDict
+from sortedcontainers import SortedDict, SortedList
 
 if TYPE_CHECKING:
     from brook.types.stream import Stream
@@ -43,9 +43,14 @@ class Consumer:
 
 
 class Group:
-    """A consumer group: where it has read up to, and what it has delivered but not acked."""
+    """A consumer group: where it has read up to, and what it has delivered but not acked.
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers")
+    Besides the PEL by ID, two views serve claiming (XREADGROUP CLAIM): ``nacked``, the entries
+    released with XNACK in release order (served first), and ``by_time``, the other pending
+    entries as ``(delivery_time, id)`` so that the most idle come first. Every change of an
+    entry's delivery time goes through :meth:`retime` to keep ``by_time`` exact."""
+
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked", "by_time")
 
     def __init__(self, name: bytes, last_id: int, entries_read: int) -> None:
         self.name = name
@@ -53,6 +58,34 @@ class Group:
         self.entries_read = entries_read  # logical read counter, or INVALID_ENTRIES_READ
         self.pel: SortedDict = SortedDict()  # entry id -> Pending
         self.consumers: dict[bytes, Consumer] = {}
+        self.nacked: dict[int, None] = {}  # released entries, oldest release first
+        self.by_time: SortedList = SortedList()  # (delivery_time, id) of the others
+
+    def retime(self, entry_id: int, pending: Pending, delivery_time: int) -> None:
+        """Set a pending entry's delivery time (and take it out of the released area)."""
+        if entry_id in self.nacked:
+            del self.nacked[entry_id]
+        else:
+            self.by_time.discard((pending.delivery_time, entry_id))
+        pending.delivery_time = delivery_time
+        self.by_time.add((delivery_time, entry_id))
+
+    def insert(self, entry_id: int, pending: Pending) -> None:
+        """A new PEL record (not yet owned by anybody's PEL)."""
+        self.pel[entry_id] = pending
+        self.by_time.add((pending.delivery_time, entry_id))
+
+    def release(self, entry_id: int, pending: Pending) -> None:
+        """XNACK: the entry loses its owner and joins the end of the released area."""
+        if pending.consumer is not None:
+            pending.consumer.pel.pop(entry_id, None)
+            pending.consumer = None
+        if entry_id in self.nacked:
+            del self.nacked[entry_id]
+        else:
+            self.by_time.discard((pending.delivery_time, entry_id))
+        pending.delivery_time = 0
+        self.nacked[entry_id] = None
 
     def consumer(self, name: bytes, now_ms: int, create: bool = True) -> Consumer | None:
         """The named consumer, created on first use (unless ``create`` is false)."""
@@ -63,8 +96,9 @@ class Group:
 
     def delete_consumer(self, consumer: Consumer) -> int:
         """XGROUP DELCONSUMER: the consumer and its pending entries go; returns how many."""
-        for entry_id in consumer.pel:
+        for entry_id, pending in consumer.pel.items():
             del self.pel[entry_id]
+            self.by_time.discard((pending.delivery_time, entry_id))
         del self.consumers[consumer.name]
         return len(consumer.pel)
 
@@ -73,11 +107,12 @@ class Group:
         still pending moves it to this consumer, as XREADGROUP does after SETID)."""
         pending = self.pel.get(entry_id)
         if pending is None:
-            pending = self.pel[entry_id] = Pending(now_ms, consumer)
+            pending = Pending(now_ms, consumer)
+            self.insert(entry_id, pending)
         else:
             if pending.consumer is not None and pending.consumer is not consumer:
                 del pending.consumer.pel[entry_id]
-            pending.delivery_time = now_ms
+            self.retime(entry_id, pending, now_ms)
             pending.delivery_count = 1
             pending.consumer = consumer
         consumer.pel[entry_id] = pending
@@ -89,6 +124,10 @@ class Group:
             return False
         if pending.consumer is not None:
             pending.consumer.pel.pop(entry_id, None)
+        if entry_id in self.nacked:
+            del self.nacked[entry_id]
+        else:
+            self.by_time.discard((pending.delivery_time, entry_id))
         return True
 
     def copy(self) -> Group:
@@ -106,6 +145,8 @@ class Group:
             dup.pel[entry_id] = record
             if owner is not None:
                 owner.pel[entry_id] = record
+        dup.nacked = dict(self.nacked)
+        dup.by_time = SortedList(self.by_time)
         return dup
 
 
@@ -130,6 +171,8 @@ def estimate_entries_read(stream: Stream, entry_id: int) -> int:
         return 0
     if not stream.length and entry_id <= stream.last_id:
         return stream.entries_added
+    if entry_id and entry_id < stream.max_deleted_id:
+        return INVALID_ENTRIES_READ  # before the last tombstone: unknowable (Redis 8.0)
     if entry_id == stream.last_id:
         return stream.entries_added
     if entry_id > stream.last_id:
@@ -145,11 +188,17 @@ def estimate_entries_read(stream: Stream, entry_id: int) -> int:
 
 
 def group_lag(stream: Stream, group: Group) -> int | None:
-    """streamReplyWithCGLag: entries not yet delivered to the group, None when unknown."""
+    """streamCGLag: entries not yet delivered to the group, None when unknown."""
     if not stream.entries_added:
         return 0
     if group.entries_read != INVALID_ENTRIES_READ and not range_has_tombstones(
             stream, group.last_id):
+        # Redis 8.0 (PRs #13338, #13473, #13958): when trimming or deletions took entries
+        # the group had not read, its counter is stale; what is left is all still to read.
+        if not stream.length:
+            return 0
+        if group.last_id < stream.first_id():
+            return stream.length
         return stream.entries_added - group.entries_read
     entries_read = estimate_entries_read(stream, group.last_id)
     if entries_read != INVALID_ENTRIES_READ:
@@ -162,8 +211,37 @@ def advance(stream: Stream, group: Group, entry_id: int) -> None:
     keeping entries-read exact when it can."""
     if entry_id <= group.last_id:
         return
-    if group.entries_read != INVALID_ENTRIES_READ and not range_has_tombstones(stream, entry_id):
-        group.entries_read += 1
+    if (group.entries_read != INVALID_ENTRIES_READ and group.last_id >= stream.first_id()
+            and not range_has_tombstones(stream, entry_id)):
+        group.entries_read += 1  # nothing trimmed or deleted in between: count on
     elif stream.entries_added:
         group.entries_read = estimate_entries_read(stream, entry_id)
     group.last_id = entry_id
+
+
+# -- deletion policies towards group references (Redis 8.2 KEEPREF / DELREF / ACKED) ---------------
+
+
+def referenced(stream: Stream, entry_id: int) -> bool:
+    """Does any group still need the entry (not yet delivered to it, or pending in it)? An
+    entry nobody needs is what ACKED may delete."""
+    for group in (stream.groups or {}).values():
+        if entry_id > group.last_id or entry_id in group.pel:
+            return True
+    return False
+
+
+def drop_references(stream: Stream, entry_ids: list[int]) -> None:
+    """DELREF: the entries leave every group's PEL (and their owners')."""
+    for group in (stream.groups or {}).values():
+        if group.pel:
+            for entry_id in entry_ids:
+                group.ack(entry_id)
+
+
+def drop_references_below(stream: Stream, first_id: int) -> None:
+    """DELREF after trimming: every PEL reference to an ID below the new first entry points
+    at an entry that no longer exists."""
+    for group in (stream.groups or {}).values():
+        for entry_id in list(group.pel.irange(maximum=first_id, inclusive=(True, False))):
+            group.ack(entry_id)

@@ -488,8 +488,9 @@ class Stream:
         ids, rows = _entries(self._nodes[0])
         self._first_id = next(i for i, row in zip(ids, rows, strict=False) if row is not None)
 
-    def delete(self, entry_id: int) -> bool:
-        """XDEL one ID: True if a live entry was removed."""
+    def delete(self, entry_id: int, count_as_deleted: bool = True) -> bool:
+        """XDEL one ID: True if a live entry was removed. A trim that removes single entries
+        (ACKED) passes ``count_as_deleted=False``: trimming never moves max-deleted-entry-id."""
         index = bisect_right(self._starts, entry_id) - 1
         if index < 0:
             return False
@@ -503,7 +504,7 @@ class Stream:
         self._kill(index, node, pos, rows)
         if node.live:
             self._compact(node)
-        if entry_id > self.max_deleted_id:
+        if count_as_deleted and entry_id > self.max_deleted_id:
             self.max_deleted_id = entry_id
         if entry_id == self._first_id:
             self._refresh_first()
