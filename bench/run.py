@@ -2,6 +2,7 @@
 
     python -m bench.run [--repeat 3] [--tests ping_mbulk,set,get,incr,mset] [--pipelines 1,16]
     python -m bench.run --suite streams [--stream-entries 100000] [--servers redis]
+    python -m bench.run --suite groups [--stream-entries 100000]
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
@@ -10,7 +11,10 @@ Absolute numbers vary between machines; the ratio is what ``docs/performance.md`
 
 Suites: ``core`` (the string/keyspace rows), ``streams`` (``xadd`` and ``xrange_10`` under
 redis-benchmark, and ``xscan``: fill a fresh pair of servers with ``--stream-entries`` readings,
-memory per entry, full XRANGE scan; see ``bench/streams.py``), ``all`` (the default: both).
+memory per entry, full XRANGE scan; see ``bench/streams.py``), ``groups`` (``xgroup_worker``:
+an XREADGROUP COUNT 100 + XACK worker loop consuming a stream of ``--stream-entries`` readings, and
+``xgroup_pending``: memory per pending entry; see ``bench/groups.py``), ``all`` (the default: all
+three).
 ``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
 how the stream rows were developed before Brook had stream commands.
 """
@@ -34,7 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import streams
+from bench import groups, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -46,7 +50,8 @@ CLIENTS = 50
 SUITES: dict[str, tuple[str, ...]] = {
     "core": DEFAULT_TESTS,
     "streams": streams.STREAM_TESTS,
-    "all": DEFAULT_TESTS + streams.STREAM_TESTS,
+    "groups": groups.GROUP_TESTS,
+    "all": DEFAULT_TESTS + streams.STREAM_TESTS + groups.GROUP_TESTS,
 }
 SERVERS = ("brook", "redis")
 
@@ -173,7 +178,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=0,
                         help="requests per run (default: 100k at -P 1, 1M with pipelining)")
     parser.add_argument("--stream-entries", type=int, default=1_000_000,
-                        help="entries written and scanned by the xscan test (0 skips it)")
+                        help="entries in the stream of the xscan and xgroup_* tests (0 skips them)")
     parser.add_argument("--servers", default=",".join(SERVERS),
                         help="brook,redis (default), or one of them alone: no ratios then")
     parser.add_argument("--json", help="write the figures to this file")
@@ -185,12 +190,16 @@ def main() -> None:
     if not servers or set(options.servers.split(",")) - set(SERVERS):
         sys.exit(f"--servers takes a comma-separated subset of {','.join(SERVERS)}")
     tests = options.tests.split(",") if options.tests else list(SUITES[options.suite])
-    bench_tests = [test for test in tests if test != streams.SCAN_TEST]
+    bench_tests = [test for test in tests
+                   if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS]
     scan = streams.SCAN_TEST in tests and options.stream_entries > 0
+    worker = groups.WORKER_TEST in tests and options.stream_entries > 0
+    pending = groups.PENDING_TEST in tests and options.stream_entries > 0
     pipelines = [int(p) for p in options.pipelines.split(",")]
     brook_args = options.brook_args.split()
     results: dict[str, dict[str, list[float]]] = {}
     scan_results: dict[str, dict[str, list[float]]] = {}
+    group_results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
             targets = start_targets(Path(workdir), brook_args, servers)
@@ -217,6 +226,25 @@ def main() -> None:
                     options.stream_entries, options.repeat, print_row)
             finally:
                 stop_targets(targets)
+        # Each consumer-group row gets its own fresh pair: the worker loop a stream nothing else
+        # has touched, the memory row a server whose RSS (Brook's used_memory) holds no earlier PEL.
+        if worker:
+            targets = start_targets(Path(workdir), brook_args, servers)
+            try:
+                group_results |= groups.worker_rows(
+                    {target.name: target.port for target in targets},
+                    {target.name: target.process.pid for target in targets},
+                    options.stream_entries, options.repeat, print_row)
+            finally:
+                stop_targets(targets)
+        if pending:
+            targets = start_targets(Path(workdir), brook_args, servers)
+            try:
+                group_results |= groups.pending_rows(
+                    {target.name: target.port for target in targets},
+                    options.stream_entries, print_row)
+            finally:
+                stop_targets(targets)
     print()
     print(f"Machine: {machine_description()}")
     if results:
@@ -229,8 +257,16 @@ def main() -> None:
               f"scan: median of {options.repeat}, fill and memory: one fill per server.")
         print()
         print(markdown_table(scan_results, "measure", ""))
+    if group_results:
+        print()
+        print(f"Consumer group on a stream of {options.stream_entries:,} entries; worker loop "
+              f"(one client; each write is the XACK of the last reply's IDs + the next "
+              f"XREADGROUP, 1 or 2 writes in flight): median of {options.repeat}; pending "
+              f"memory: one pass per server. The ratio column means nothing on the CPU rows.")
+        print()
+        print(markdown_table(group_results, "measure", ""))
     if options.json:
-        Path(options.json).write_text(json.dumps(results | scan_results, indent=2))
+        Path(options.json).write_text(json.dumps(results | scan_results | group_results, indent=2))
 
 
 def number(value: float) -> str:

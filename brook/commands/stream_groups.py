@@ -274,7 +274,8 @@ def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count
         if row is not None:
             pending = consumer.pel[entry_id]
             group.retime(entry_id, pending, now)
-            pending.delivery_count += 1
+            if pending.delivery_count < _LLONG_MAX:
+                pending.delivery_count += 1
         pieces.append(piece)
     return len(pieces), pieces
 
@@ -638,8 +639,8 @@ def _take(group: Group, entry_id: int, consumer: Consumer, delivery_time: int,
     group.retime(entry_id, pending, delivery_time)
     if retrycount >= 0:
         pending.delivery_count = retrycount
-    elif count_delivery:
-        pending.delivery_count += 1
+    elif count_delivery and pending.delivery_count < _LLONG_MAX:
+        pending.delivery_count += 1  # an XNACK FATAL entry stays at the maximum
 
 
 def _claimed_entry(stream: Stream, entry_id: int, justid: bool) -> bytes:
