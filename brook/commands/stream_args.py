@@ -51,6 +51,11 @@ def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False,
             raise CommandError(INVALID_ID)
         return (0 if text == b"-" else MAX_ID), True
     ms_text, dash, seq_text = text.partition(b"-")
+    if dash and ms_text.isdigit() and seq_text.isdigit():  # the usual "ms-seq": plain digits
+        ms, seq = int(ms_text), int(seq_text)
+        if ms <= _U64_MAX and seq <= _U64_MAX:
+            return ms << 64 | seq, True
+        raise CommandError(INVALID_ID)
     ms = _strtoull(ms_text)
     if ms is None:
         raise CommandError(INVALID_ID)

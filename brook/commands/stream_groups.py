@@ -305,7 +305,7 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
     cutoff = now - min_idle
     candidates = list(group.nacked)
     candidates += [entry_id for _time, entry_id in
-                   group.by_time.irange(maximum=(cutoff, MAX_ID))]
+                   group.idle_index().irange(maximum=(cutoff, MAX_ID))]
     pieces: list[bytes] = []
     for entry_id in candidates:
         if count and len(pieces) >= count:

@@ -47,8 +47,10 @@ class Group:
 
     Besides the PEL by ID, two views serve claiming (XREADGROUP CLAIM): ``nacked``, the entries
     released with XNACK in release order (served first), and ``by_time``, the other pending
-    entries as ``(delivery_time, id)`` so that the most idle come first. Every change of an
-    entry's delivery time goes through :meth:`retime` to keep ``by_time`` exact."""
+    entries as ``(delivery_time, id)`` so that the most idle come first. ``by_time`` is built
+    the first time a reader uses CLAIM (:meth:`idle_index`): groups that never claim pay
+    nothing for it. From then on every change of a delivery time goes through :meth:`retime`,
+    which keeps it exact."""
 
     __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "nacked", "by_time")
 
@@ -59,21 +61,31 @@ class Group:
         self.pel: SortedDict = SortedDict()  # entry id -> Pending
         self.consumers: dict[bytes, Consumer] = {}
         self.nacked: dict[int, None] = {}  # released entries, oldest release first
-        self.by_time: SortedList = SortedList()  # (delivery_time, id) of the others
+        self.by_time: SortedList | None = None  # (delivery_time, id) of the others, on demand
+
+    def idle_index(self) -> SortedList:
+        """``by_time``, built from the PEL on first use."""
+        if self.by_time is None:
+            self.by_time = SortedList((p.delivery_time, entry_id)
+                                      for entry_id, p in self.pel.items()
+                                      if entry_id not in self.nacked)
+        return self.by_time
 
     def retime(self, entry_id: int, pending: Pending, delivery_time: int) -> None:
         """Set a pending entry's delivery time (and take it out of the released area)."""
         if entry_id in self.nacked:
             del self.nacked[entry_id]
-        else:
+        elif self.by_time is not None:
             self.by_time.discard((pending.delivery_time, entry_id))
         pending.delivery_time = delivery_time
-        self.by_time.add((delivery_time, entry_id))
+        if self.by_time is not None:
+            self.by_time.add((delivery_time, entry_id))
 
     def insert(self, entry_id: int, pending: Pending) -> None:
         """A new PEL record (not yet owned by anybody's PEL)."""
         self.pel[entry_id] = pending
-        self.by_time.add((pending.delivery_time, entry_id))
+        if self.by_time is not None:
+            self.by_time.add((pending.delivery_time, entry_id))
 
     def release(self, entry_id: int, pending: Pending) -> None:
         """XNACK: the entry loses its owner and joins the end of the released area."""
@@ -82,7 +94,7 @@ class Group:
             pending.consumer = None
         if entry_id in self.nacked:
             del self.nacked[entry_id]
-        else:
+        elif self.by_time is not None:
             self.by_time.discard((pending.delivery_time, entry_id))
         pending.delivery_time = 0
         self.nacked[entry_id] = None
@@ -98,7 +110,8 @@ class Group:
         """XGROUP DELCONSUMER: the consumer and its pending entries go; returns how many."""
         for entry_id, pending in consumer.pel.items():
             del self.pel[entry_id]
-            self.by_time.discard((pending.delivery_time, entry_id))
+            if self.by_time is not None:
+                self.by_time.discard((pending.delivery_time, entry_id))
         del self.consumers[consumer.name]
         return len(consumer.pel)
 
@@ -126,7 +139,7 @@ class Group:
             pending.consumer.pel.pop(entry_id, None)
         if entry_id in self.nacked:
             del self.nacked[entry_id]
-        else:
+        elif self.by_time is not None:
             self.by_time.discard((pending.delivery_time, entry_id))
         return True
 
@@ -146,7 +159,7 @@ class Group:
             if owner is not None:
                 owner.pel[entry_id] = record
         dup.nacked = dict(self.nacked)
-        dup.by_time = SortedList(self.by_time)
+        dup.by_time = SortedList(self.by_time) if self.by_time is not None else None
         return dup
 
 
