@@ -15,13 +15,11 @@ exact value matters it is set with XCLAIM's IDLE/TIME options first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
 import redis
 
 from tests.conftest import ServerProcess
-from tests.test_streams import INVALID_ID, MAX, MAX_ID, since
+from tests.test_streams import INVALID_ID, MAX, MAX_ID, set_config, since
 from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
 NOGROUP_READ = "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
@@ -43,6 +41,7 @@ EMPTY_PEL = [0, None, None, None]  # XPENDING's summary of an empty PEL
 FULL_GROUP_FIELDS = [b"name", b"last-delivered-id", b"entries-read", b"lag", b"pel-count",
                      b"pending", b"consumers"]
 LLONG_MAX = 9223372036854775807
+__all__ = ["set_config"]  # a fixture shared with test_streams.py
 # A delivery time far in the past (2001-09-09), set with XCLAIM TIME so that idle times and the
 # delivery times XINFO STREAM FULL prints are known without measuring anything.
 OLD = 1000000000000
@@ -178,23 +177,6 @@ def five(r: redis.Redis) -> redis.Redis:
     add(r, "s", 1, 2, 3, 4, 5)
     assert run(r, "XGROUP", "CREATE", "s", "g", "0") == b"OK"
     return r
-
-
-@pytest.fixture
-def set_config(r: redis.Redis) -> Iterator[Callable[[str, object], None]]:
-    """CONFIG SET undone after the test (the server fixture does not reset stream settings)."""
-    saved: dict[str, bytes] = {}
-
-    def setter(name: str, value: object) -> None:
-        if name not in saved:
-            reply = run(r, "CONFIG", "GET", name)
-            assert isinstance(reply, list) and len(reply) == 2
-            saved[name] = reply[1]
-        assert run(r, "CONFIG", "SET", name, str(value)) == b"OK"
-
-    yield setter
-    for name, value in saved.items():
-        run(r, "CONFIG", "SET", name, value)
 
 
 # ---------------------------------------------------------------------------------------------

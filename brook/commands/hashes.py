@@ -11,7 +11,7 @@ import random
 from typing import TYPE_CHECKING
 
 from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
-from brook.commands.registry import NOT_FLOAT, SYNTAX_ERROR, WRONGTYPE, CommandError, command
+from brook.commands.registry import NOT_FLOAT, SYNTAX_ERROR, CommandError, command, of_type
 from brook.commands.strings import (
     add_long_doubles,
     format_long_double,
@@ -33,18 +33,12 @@ OVERFLOW = "ERR increment or decrement would overflow"
 def _read_hash(db: Database, key: bytes) -> Hash | None:
     """The hash at ``key`` for a read command (counts keyspace hits/misses); WRONGTYPE for
     other types."""
-    value = db.lookup_read(key)
-    if value is None or type(value) is Hash:
-        return value  # type: ignore[return-value]
-    raise CommandError(WRONGTYPE)
+    return of_type(db.lookup_read(key), Hash)  # type: ignore[return-value]
 
 
 def _write_hash(db: Database, key: bytes) -> Hash | None:
     """The hash at ``key`` for a write command (no hit/miss counting)."""
-    value = db.lookup(key)
-    if value is None or type(value) is Hash:
-        return value  # type: ignore[return-value]
-    raise CommandError(WRONGTYPE)
+    return of_type(db.lookup(key), Hash)  # type: ignore[return-value]
 
 
 def _write_hash_or_create(db: Database, key: bytes) -> Hash:

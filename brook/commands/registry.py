@@ -40,6 +40,21 @@ NO_SUCH_KEY = "ERR no such key"
 DB_INDEX_OUT_OF_RANGE = "ERR DB index is out of range"
 
 
+def of_type(value: object, kind: type) -> object:
+    """A looked-up value for a command working on ``kind``: None (missing) or the value;
+    Redis's WRONGTYPE for any other type."""
+    if value is None or type(value) is kind:
+        return value
+    raise CommandError(WRONGTYPE)
+
+
+def subcommand_error(args: list[bytes], container_name: str) -> CommandError:
+    """Redis's addReplySubcommandSyntaxError: echoes the subcommand as the client typed it."""
+    typed = args[1].decode("utf-8", "replace")
+    return CommandError(f"ERR unknown subcommand or wrong number of arguments for '{typed}'. "
+                        f"Try {container_name} HELP.")
+
+
 class Command:
     """One entry of the command table (a subcommand is a Command whose parent is set)."""
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int, text
+from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
     COMMANDS,
@@ -26,6 +26,7 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
+    subcommand_error,
 )
 from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
 from brook.keyspace import ENCODINGS
@@ -640,10 +641,7 @@ def debug(client: Client, args: list[bytes]) -> bytes:
         return help_reply(_DEBUG_HELP)
     entry = _DEBUG_SUBCOMMANDS.get(name)
     if entry is None or entry[0] != len(args):
-        raise CommandError(
-            f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
-            "Try DEBUG HELP."
-        )
+        raise subcommand_error(args, "DEBUG")
     return entry[1](client, args)
 
 
@@ -707,10 +705,7 @@ def slowlog_get(client: Client, args: list[bytes]) -> bytes:
         if count == -1:
             count = len(slowlog)
     elif len(args) > 3:
-        raise CommandError(
-            f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
-            "Try SLOWLOG HELP."
-        )
+        raise subcommand_error(args, "SLOWLOG")
     entries = []
     for entry in slowlog:
         if len(entries) >= count:

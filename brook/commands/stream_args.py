@@ -85,6 +85,16 @@ def parse_range_bound(arg: bytes, missing_seq: int) -> tuple[int, bool]:
 _WHOLE_RANGE = {b"-": 0, b"+": MAX_ID}
 
 
+def parse_start(arg: bytes) -> int:
+    """The inclusive start of an interval (XRANGE, XPENDING, XAUTOCLAIM): ``(id`` moves up."""
+    start, exclusive = parse_range_bound(arg, 0)
+    if exclusive:
+        if start == MAX_ID:
+            raise CommandError("ERR invalid start ID for the interval")
+        start += 1
+    return start
+
+
 def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
     """Inclusive int bounds of an XRANGE-style interval, with Redis's errors for exclusive
     bounds that cannot be moved inwards."""
@@ -92,11 +102,7 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
     end = _WHOLE_RANGE.get(end_arg)
     if start is not None and end is not None:  # "- +": the common paging start
         return start, end
-    start, exclusive = parse_range_bound(start_arg, 0)
-    if exclusive:
-        if start == MAX_ID:
-            raise CommandError("ERR invalid start ID for the interval")
-        start += 1
+    start = parse_start(start_arg)
     end, exclusive = parse_range_bound(end_arg, _U64_MAX)
     if exclusive:
         if end == 0:

@@ -19,12 +19,13 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
+    subcommand_error,
 )
 from brook.commands.stream_args import (
     parse_id,
     parse_ids,
     parse_range,
-    parse_range_bound,
+    parse_start,
     parse_strict_id,
 )
 from brook.keyspace import now_ms
@@ -37,23 +38,20 @@ from brook.types.groups import (
     advance,
     group_lag,
 )
-from brook.types.stream import MAX_ID, Stream, encode_entry
+from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
 
 if TYPE_CHECKING:
     from brook.connection import Client
 
+_LLONG_MAX = (1 << 63) - 1  # delivery counts saturate here (XNACK FATAL's "poison" value)
 _NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
                       "CREATE you may want to use the MKSTREAM option to create an empty stream "
                       "automatically.")
 
 
-def _format_id(entry_id: int) -> bytes:
-    return streams.format_id(entry_id)
-
-
-def _subcommand_error(args: list[bytes], name: str) -> str:
-    return (f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
-            f"Try {name} HELP.")
+def _group_of(stream: Stream | None, name: bytes) -> Group | None:
+    """The group ``name`` of a stream that may be missing."""
+    return stream.group(name) if stream is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,7 +104,7 @@ def _group_options(args: list[bytes], create: bool) -> tuple[bool, int]:
                 raise CommandError("ERR value for ENTRIESREAD must be positive or -1")
             i += 2
         else:
-            raise CommandError(_subcommand_error(args, "XGROUP"))
+            raise subcommand_error(args, "XGROUP")
     return mkstream, entries_read
 
 
@@ -121,7 +119,7 @@ def _stream_for_xgroup(client: Client, args: list[bytes], mkstream: bool = False
 
 
 def _existing_group(stream: Stream, args: list[bytes]) -> Group:
-    group = stream.groups.get(args[3]) if stream.groups else None
+    group = stream.group(args[3])
     if group is None:
         raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
                            f"'{text(args[2])}'")
@@ -141,7 +139,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int) -> int:
          syntax="key group id | $ [MKSTREAM] [ENTRIESREAD entries-read]")
 def xgroup_create(client: Client, args: list[bytes]) -> bytes:
     if len(args) > 8:
-        raise CommandError(_subcommand_error(args, "XGROUP"))
+        raise subcommand_error(args, "XGROUP")
     mkstream, entries_read = _group_options(args, True)
     stream = _stream_for_xgroup(client, args, mkstream)
     if args[4] == b"$":
@@ -165,7 +163,7 @@ def xgroup_create(client: Client, args: list[bytes]) -> bytes:
          syntax="key group id | $ [ENTRIESREAD entries-read]")
 def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
     if len(args) not in (5, 7):
-        raise CommandError(_subcommand_error(args, "XGROUP"))
+        raise subcommand_error(args, "XGROUP")
     _, entries_read = _group_options(args, False)
     stream = _stream_for_xgroup(client, args)
     group = _existing_group(stream, args)  # type: ignore[arg-type]
@@ -265,7 +263,7 @@ def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count
             break
         row = stream.get(entry_id)
         if row is None:
-            sid = _format_id(entry_id)
+            sid = format_id(entry_id)
             piece = b"*2\r\n$%d\r\n%s\r\n*-1\r\n" % (len(sid), sid)
         else:
             piece = encode_entry(entry_id, row)
@@ -349,7 +347,7 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     targets: list[tuple[bytes, Stream, Group, int]] = []
     for key, id_arg in zip(keys, id_args, strict=True):
         stream = streams.write_stream(db, key)
-        group = stream.groups.get(group_name) if stream is not None and stream.groups else None
+        group = _group_of(stream, group_name)
         if stream is None or group is None:
             raise CommandError(f"NOGROUP No such key '{text(key)}' or consumer group "
                                f"'{text(group_name)}' in XREADGROUP with GROUP option")
@@ -406,11 +404,7 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     return reply
 
 
-def _xreadgroup_keys(argc: int, args: list[bytes]) -> list[int]:
-    return streams.streams_key_positions(argc, args)
-
-
-COMMANDS["xreadgroup"].find_keys = _xreadgroup_keys
+COMMANDS["xreadgroup"].find_keys = streams.streams_key_positions
 COMMANDS["xreadgroup"].key_keyword = "STREAMS"
 
 
@@ -426,7 +420,7 @@ COMMANDS["xreadgroup"].key_keyword = "STREAMS"
          complexity="O(1) for each message ID processed.", syntax="key group id [id ...]")
 def xack(client: Client, args: list[bytes]) -> bytes:
     stream = streams.read_stream(client.db, args[1])
-    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    group = _group_of(stream, args[2])
     if group is None:
         return resp.ZERO
     ids = parse_ids(args[3:])  # all or nothing: every ID is checked first
@@ -446,7 +440,7 @@ def xack(client: Client, args: list[bytes]) -> bytes:
 def xackdel(client: Client, args: list[bytes]) -> bytes:
     policy, ids = streams.parse_delete_args(args, 3)
     stream = streams.write_stream(client.db, args[1])
-    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    group = _group_of(stream, args[2])
     if stream is None or group is None:
         return resp.array([resp.integer(-1)] * len(ids))
     results = []
@@ -489,7 +483,7 @@ def xpending(client: Client, args: list[bytes]) -> bytes:
         if first + 3 < argc:
             consumer_name = args[first + 3]
     stream = streams.read_stream(client.db, args[1])
-    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    group = _group_of(stream, args[2])
     if group is None:
         raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "
                            f"'{text(args[2])}'")
@@ -498,8 +492,8 @@ def xpending(client: Client, args: list[bytes]) -> bytes:
         if not group.pel:
             return b"*4\r\n:0\r\n" + resp.null(proto) * 2 + resp.null_array(proto)
         owners = sorted((name, len(c.pel)) for name, c in group.consumers.items() if c.pel)
-        return resp.encode([len(group.pel), _format_id(group.pel.keys()[0]),
-                            _format_id(group.pel.keys()[-1]),
+        return resp.encode([len(group.pel), format_id(group.pel.keys()[0]),
+                            format_id(group.pel.keys()[-1]),
                             [[name, b"%d" % pending] for name, pending in owners]], proto)
     pel = group.pel
     if consumer_name is not None:
@@ -519,7 +513,7 @@ def xpending(client: Client, args: list[bytes]) -> bytes:
             if min_idle and idle < min_idle:
                 continue
             owner = pending.consumer.name if pending.consumer is not None else b""
-            rows.append([_format_id(entry_id), owner, idle, pending.delivery_count])
+            rows.append([format_id(entry_id), owner, idle, pending.delivery_count])
             if len(rows) >= count:
                 break
     return resp.encode(rows, proto)
@@ -534,24 +528,17 @@ def _entries_read(group: Group) -> int | None:
     return group.entries_read if group.entries_read != INVALID_ENTRIES_READ else None
 
 
-def _stream_for_xinfo(client: Client, key: bytes) -> Stream:
-    stream = streams.read_stream(client.db, key)
-    if stream is None:
-        raise CommandError("ERR no such key")
-    return stream
-
-
 @command("xinfo|groups", arity=3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
          since="5.0.0", summary="Returns a list of the consumer groups of a stream.",
          syntax="key")
 def xinfo_groups(client: Client, args: list[bytes]) -> bytes:
-    stream = _stream_for_xinfo(client, args[2])
+    stream = streams.existing_stream(client, args[2])
     groups = sorted((stream.groups or {}).values(), key=lambda g: g.name)
     return resp.encode([resp.Map({
         "name": group.name,
         "consumers": len(group.consumers),
         "pending": len(group.pel),
-        "last-delivered-id": _format_id(group.last_id),
+        "last-delivered-id": format_id(group.last_id),
         "entries-read": _entries_read(group),
         "lag": group_lag(stream, group),
     }) for group in groups], client.protocol)
@@ -561,8 +548,8 @@ def xinfo_groups(client: Client, args: list[bytes]) -> bytes:
          acl="@read @stream @slow", since="5.0.0",
          summary="Returns a list of the consumers in a consumer group.", syntax="key group")
 def xinfo_consumers(client: Client, args: list[bytes]) -> bytes:
-    stream = _stream_for_xinfo(client, args[2])
-    group = stream.groups.get(args[3]) if stream.groups else None
+    stream = streams.existing_stream(client, args[2])
+    group = stream.group(args[3])
     if group is None:
         raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
                            f"'{text(args[2])}'")
@@ -583,7 +570,7 @@ def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> obje
     limit = count or None
     details = []
     for group in sorted((stream.groups or {}).values(), key=lambda g: g.name):
-        pel = [[_format_id(entry_id), p.consumer.name if p.consumer is not None else b"",
+        pel = [[format_id(entry_id), p.consumer.name if p.consumer is not None else b"",
                 p.delivery_time, p.delivery_count]
                for entry_id, p in list(group.pel.items())[:limit]]
         consumers = []
@@ -593,12 +580,12 @@ def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> obje
                 "seen-time": consumer.seen_time,
                 "active-time": consumer.active_time,
                 "pel-count": len(consumer.pel),
-                "pending": [[_format_id(entry_id), p.delivery_time, p.delivery_count]
+                "pending": [[format_id(entry_id), p.delivery_time, p.delivery_count]
                             for entry_id, p in list(consumer.pel.items())[:limit]],
             }))
         details.append(resp.Map({
             "name": group.name,
-            "last-delivered-id": _format_id(group.last_id),
+            "last-delivered-id": format_id(group.last_id),
             "entries-read": _entries_read(group),
             "lag": group_lag(stream, group),
             "pel-count": len(group.pel),
@@ -620,7 +607,7 @@ streams.GROUPS_INFO[0] = _groups_info
 def _group_or_nogroup(client: Client, args: list[bytes]) -> tuple[Stream, Group]:
     """Key and group of XCLAIM/XAUTOCLAIM, or Redis's NOGROUP error naming both."""
     stream = streams.read_stream(client.db, args[1])
-    group = stream.groups.get(args[2]) if stream is not None and stream.groups else None
+    group = _group_of(stream, args[2])
     if stream is None or group is None:
         raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "
                            f"'{text(args[2])}'")
@@ -645,7 +632,7 @@ def _take(group: Group, entry_id: int, consumer: Consumer, delivery_time: int,
 
 def _claimed_entry(stream: Stream, entry_id: int, justid: bool) -> bytes:
     if justid:
-        sid = _format_id(entry_id)
+        sid = format_id(entry_id)
         return b"$%d\r\n%s\r\n" % (len(sid), sid)
     row = stream.get(entry_id)
     assert row is not None
@@ -717,7 +704,7 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         if pending is None:
             if not force:
                 continue
-            pending = _new_unowned(now)
+            pending = Pending(now, None)  # count 1, as Redis's streamCreateNACK
             group.insert(entry_id, pending)
         elif pending.consumer is not None and min_idle and now - pending.delivery_time < min_idle:
             continue
@@ -731,11 +718,6 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
     return b"".join([b"*%d\r\n" % len(out), *out])
 
 
-def _new_unowned(now: int) -> Pending:
-    """XCLAIM FORCE: a PEL record for an entry nobody had (count 1, as streamCreateNACK)."""
-    return Pending(now, None)
-
-
 @command(
     "xautoclaim", arity=-6, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
     group="stream", since="6.2.0",
@@ -746,7 +728,7 @@ def _new_unowned(now: int) -> Pending:
 )
 def xautoclaim(client: Client, args: list[bytes]) -> bytes:
     min_idle = max(parse_int(args[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0)
-    start, exclusive = streams_bound(args[5])
+    start = parse_start(args[5])
     count = 100
     justid = False
     j = 6
@@ -788,22 +770,12 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
         _take(group, entry_id, consumer, now, not justid)
         out.append(_claimed_entry(stream, entry_id, justid))
         count -= 1
-    cursor = _format_id(keys[pos]) if pos < len(keys) else b"0-0"
+    cursor = format_id(keys[pos]) if pos < len(keys) else b"0-0"
     if out or deleted:
         client.db.modified(args[1])
         client.server.dirty += 1
     return b"".join([b"*3\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cursor), cursor, len(out)), *out,
-                     resp.array_of_bulks(_format_id(i) for i in deleted)])
-
-
-def streams_bound(arg: bytes) -> tuple[int, bool]:
-    """XAUTOCLAIM's start: an interval bound, exclusive with ``(``."""
-    start, exclusive = parse_range_bound(arg, 0)
-    if exclusive:
-        if start == MAX_ID:
-            raise CommandError("ERR invalid start ID for the interval")
-        start += 1
-    return start, exclusive
+                     resp.array_of_bulks(format_id(i) for i in deleted)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -811,7 +783,6 @@ def streams_bound(arg: bytes) -> tuple[int, bool]:
 # ---------------------------------------------------------------------------------------------
 
 _XNACK_MODES = {b"silent", b"fail", b"fatal"}
-_LLONG_MAX = (1 << 63) - 1
 
 
 def _parse_xnack(args: list[bytes]) -> tuple[bytes, list[int], int, bool]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int, text
+from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
     COMMANDS,
@@ -21,6 +21,8 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
+    of_type,
+    subcommand_error,
 )
 from brook.commands.stream_args import (
     ACKED,
@@ -36,14 +38,13 @@ from brook.keyspace import now_ms
 from brook.protocol import resp
 from brook.types.groups import drop_references, drop_references_below, referenced
 from brook.types.idmp import Idmp, content_iid
-from brook.types.stream import MAX_ID, Stream
+from brook.types.stream import MAX_ID, EntryTooLarge, Stream, format_id
 
 if TYPE_CHECKING:
     from brook.connection import Client
     from brook.keyspace import Database
 
 _MASK64 = (1 << 64) - 1
-_LISTPACK_MAX_SIZE = 1 << 30
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,18 +54,20 @@ _LISTPACK_MAX_SIZE = 1 << 30
 
 def read_stream(db: Database, key: bytes) -> Stream | None:
     """The stream at ``key`` for a read command (counts hits/misses); WRONGTYPE otherwise."""
-    value = db.lookup_read(key)
-    if value is None or type(value) is Stream:
-        return value  # type: ignore[return-value]
-    raise CommandError(WRONGTYPE)
+    return of_type(db.lookup_read(key), Stream)  # type: ignore[return-value]
+
+
+def existing_stream(client: Client, key: bytes) -> Stream:
+    """The stream XINFO describes: Redis's "no such key" when there is none."""
+    stream = read_stream(client.db, key)
+    if stream is None:
+        raise CommandError(NO_SUCH_KEY)
+    return stream
 
 
 def write_stream(db: Database, key: bytes) -> Stream | None:
     """The stream at ``key`` for a write command."""
-    value = db.lookup(key)
-    if value is None or type(value) is Stream:
-        return value  # type: ignore[return-value]
-    raise CommandError(WRONGTYPE)
+    return of_type(db.lookup(key), Stream)  # type: ignore[return-value]
 
 
 def _new_stream(client: Client, key: bytes) -> Stream:
@@ -76,8 +79,18 @@ def _new_stream(client: Client, key: bytes) -> Stream:
     return stream
 
 
-def format_id(entry_id: int) -> bytes:
-    return b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+def _id_reply(entry_id: int) -> bytes:
+    """XADD's reply: the ID as a bulk string."""
+    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+
+
+def _idmp_of(client: Client, stream: Stream) -> Idmp:
+    """The stream's deduplication state, created with the server's defaults on first use."""
+    if stream.idmp is None:
+        config = client.server.config
+        stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
+    return stream.idmp
 
 
 def _entry_value(entry: tuple[int, list[bytes]]) -> list[object]:
@@ -129,35 +142,47 @@ def _next_auto_id(client: Client, last_id: int) -> int:
     return last_id + 1
 
 
-def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
-    """``XADD key * field value ...``, the form producers send all the time, without the
-    option parser (Redis has the same shortcut for a leading ``*``)."""
-    db = client.db
-    key = args[1]
-    stream = db.lookup(key)
+def _stream_for_xadd(client: Client, key: bytes, nomkstream: bool) -> Stream | None:
+    """The stream XADD appends to, created unless NOMKSTREAM (then None); Redis's errors for
+    another type and for a stream whose last ID is the largest possible."""
+    stream = client.db.lookup(key)  # write_stream, inlined: XADD is the hottest write
     if stream is None:
+        if nomkstream:
+            return None
         stream = _new_stream(client, key)
     elif type(stream) is not Stream:
         raise CommandError(WRONGTYPE)
-    last_id = stream.last_id
-    if last_id == MAX_ID:
+    if stream.last_id == MAX_ID:
         raise CommandError("ERR The stream has exhausted the last possible ID, unable to add "
                            "more items")
-    # The time the request was read, as Redis's commandTimeSnapshot: no clock call per entry.
-    ms = int(client.last_interaction * 1000)
-    entry_id = ms << 64 if ms > last_id >> 64 else last_id + 1
+    return stream
+
+
+def _store(client: Client, stream: Stream, entry_id: int, fields: list[bytes]) -> None:
+    """Append an entry under the current node limits (CONFIG SET applies to later appends)."""
     config = client.server.config
     if (stream.max_entries != config.stream_node_max_entries
             or stream.max_bytes != config.stream_node_max_bytes):
         stream.set_node_limits(config.stream_node_max_entries, config.stream_node_max_bytes)
-    if len(args) > 67 and sum(map(len, args)) > _LISTPACK_MAX_SIZE:
-        raise CommandError("ERR Elements are too large to be stored")
-    stream.append(entry_id, args[3:])
+    try:
+        stream.append(entry_id, fields)
+    except EntryTooLarge:
+        raise CommandError("ERR Elements are too large to be stored") from None
     client.server.dirty += 1
+
+
+def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
+    """``XADD key * field value ...``, the form producers send all the time, without the
+    option parser (Redis has the same shortcut for a leading ``*``)."""
+    key = args[1]
+    stream = _stream_for_xadd(client, key, False)
+    assert stream is not None
+    entry_id = _next_auto_id(client, stream.last_id)
+    _store(client, stream, entry_id, args[3:])
+    db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
-    sid = b"%d-%d" % (ms if ms > last_id >> 64 else entry_id >> 64, entry_id & _MASK64)
-    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    return _id_reply(entry_id)
 
 
 @command(
@@ -181,30 +206,18 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
         raise CommandError("ERR wrong number of arguments for 'xadd' command")
     if parsed.id_given and parsed.seq_given and not parsed.entry_id:
         raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
-    db = client.db
     key = args[1]
-    stream = db.lookup(key)
+    stream = _stream_for_xadd(client, key, parsed.nomkstream)
     if stream is None:
-        if parsed.nomkstream:
-            return resp.null(client.protocol)
-        stream = _new_stream(client, key)
-    elif type(stream) is not Stream:
-        raise CommandError(WRONGTYPE)
+        return resp.null(client.protocol)
     last_id = stream.last_id
-    if last_id == MAX_ID:
-        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add "
-                           "more items")
     fields = args[field_pos:]
-    idmp_key = None
+    iid = None
     if parsed.idmp_pid is not None:
         iid = parsed.idmp_iid if parsed.idmp_iid is not None else content_iid(fields)
-        idmp = stream.idmp
-        if idmp is None:
-            idmp = stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
-        found = idmp.find(parsed.idmp_pid, iid, now_ms())
+        found = _idmp_of(client, stream).find(parsed.idmp_pid, iid, now_ms())
         if found is not None:
-            return resp.bulk(format_id(found))
-        idmp_key = (parsed.idmp_pid, iid)
+            return _id_reply(found)
 
     if not parsed.id_given:
         entry_id = _next_auto_id(client, last_id)
@@ -218,22 +231,15 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     if entry_id <= last_id:
         raise CommandError("ERR The ID specified in XADD is equal or smaller than the target "
                            "stream top item")
-    if nfields > 64 and sum(map(len, fields)) > _LISTPACK_MAX_SIZE:
-        raise CommandError("ERR Elements are too large to be stored")
-    if (stream.max_entries != config.stream_node_max_entries
-            or stream.max_bytes != config.stream_node_max_bytes):
-        stream.set_node_limits(config.stream_node_max_entries, config.stream_node_max_bytes)
-    stream.append(entry_id, fields)
-    if idmp_key is not None:
-        stream.idmp.record(idmp_key[0], idmp_key[1], entry_id, now_ms())  # type: ignore[union-attr]
-    server = client.server
-    server.dirty += 1
+    _store(client, stream, entry_id, fields)
+    if iid is not None:
+        _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id, now_ms())  # type: ignore[arg-type]
     if parsed.strategy is not None:
         _trim(stream, parsed)
+    db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
-    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
-    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    return _id_reply(entry_id)
 
 
 @command(
@@ -262,11 +268,6 @@ def xtrim(client: Client, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _delete(stream: Stream, entry_id: int) -> bool:
-    """Delete one entry; XINFO's max-deleted-entry-id and first ID follow."""
-    return stream.delete(entry_id)
-
-
 def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int:
     """XDELEX/XACKDEL's per-ID reply: 1 deleted, -1 no such entry, 2 kept because a group
     still needs it (ACKED). DELREF also clears the entry's PEL references, even when the entry
@@ -275,7 +276,7 @@ def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int
         drop_references(stream, [entry_id])
     if policy == ACKED and stream.get(entry_id) is not None and referenced(stream, entry_id):
         return 2
-    return 1 if _delete(stream, entry_id) else -1
+    return 1 if stream.delete(entry_id) else -1
 
 
 @command(
@@ -292,7 +293,7 @@ def xdel(client: Client, args: list[bytes]) -> bytes:
     if stream is None:
         return resp.ZERO
     ids = parse_ids(args[2:])  # every ID is checked before any entry goes
-    deleted = sum(1 for entry_id in ids if _delete(stream, entry_id))
+    deleted = sum(1 for entry_id in ids if stream.delete(entry_id))
     if deleted:
         db.modified(args[1])
         client.server.dirty += deleted
@@ -430,10 +431,7 @@ def xcfgset(client: Client, args: list[bytes]) -> bytes:
     stream = write_stream(db, args[1])
     if stream is None:
         raise CommandError(NO_SUCH_KEY)
-    config = client.server.config
-    if stream.idmp is None:
-        stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
-    stream.idmp.configure(duration, maxsize)
+    _idmp_of(client, stream).configure(duration, maxsize)
     db.modified(args[1])
     client.server.dirty += 1
     return resp.OK
@@ -733,27 +731,20 @@ def stream_header(client: Client, stream: Stream) -> dict[str, object]:
 GROUPS_INFO: list = [lambda client, stream, full, count: [] if full else 0]
 
 
-def _subcommand_error(args: list[bytes]) -> str:
-    return (f"ERR unknown subcommand or wrong number of arguments for '{text(args[1])}'. "
-            "Try XINFO HELP.")
-
-
 @command("xinfo|stream", arity=-3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
          since="5.0.0", summary="Returns information about a stream.",
          syntax="key [FULL [COUNT count]]")
 def xinfo_stream(client: Client, args: list[bytes]) -> bytes:
-    stream = read_stream(client.db, args[2])
-    if stream is None:
-        raise CommandError(NO_SUCH_KEY)
+    stream = existing_stream(client, args[2])
     full = False
     count = 10
     if len(args) > 3:
         if args[3].lower() != b"full":
-            raise CommandError(_subcommand_error(args))
+            raise subcommand_error(args, "XINFO")
         full = True
         if len(args) > 4:
             if len(args) != 6 or args[4].lower() != b"count":
-                raise CommandError(_subcommand_error(args))
+                raise subcommand_error(args, "XINFO")
             count = max(parse_int(args[5]), 0)
     info = stream_header(client, stream)
     if full:

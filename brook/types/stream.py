@@ -24,7 +24,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, islice
 from typing import Any
 
@@ -377,6 +377,10 @@ def _resp_entries(node: _Node) -> tuple[list[int] | None, object]:
     return hit
 
 
+class EntryTooLarge(ValueError):
+    """An entry Redis could not store in one listpack (over 1 GiB): nothing was added."""
+
+
 class Stream:
     """A stream's entries and the metadata XINFO STREAM reports."""
 
@@ -414,7 +418,10 @@ class Stream:
         nfields = len(fields)
         if nfields & 1:
             raise ValueError("stream fields must come in field/value pairs")
-        size = sum(map(len, fields)) + nfields + 4
+        data = sum(map(len, fields))
+        if data > _LISTPACK_MAX_SIZE:  # Redis's check: the strings alone, not their overhead
+            raise EntryTooLarge("stream entry larger than a listpack can hold")
+        size = data + nfields + 4
         tail = self._tail
         # Redis's streamAppendItem test: a new node if this entry would reach the byte cap or
         # the node already holds max_entries (deleted entries included).
@@ -618,38 +625,25 @@ class Stream:
         hi, node)``: ``items[lo:hi]`` (from ``view``) are its entries in range. ``view`` may
         give no IDs when ``items`` can build them (``items.ids()``): only needed at bounds."""
         nodes = self._nodes
-        if not reverse:
-            index = max(bisect_right(self._starts, start) - 1, 0)
-            for node in islice(nodes, index, None):
-                if node.master_id > end:
-                    return
-                if node.last_id < start:
-                    continue
-                ids, items = view(node)
-                lo, hi = 0, node.count
-                if node.master_id < start:
-                    ids = ids if ids is not None else items.ids()
-                    lo = bisect_left(ids, start)
-                if node.last_id > end:
-                    ids = ids if ids is not None else items.ids()
-                    hi = bisect_right(ids, end)
-                yield ids, items, lo, hi, node
+        if reverse:
+            last = bisect_right(self._starts, end) - 1
+            order: Iterable[_Node] = (nodes[i] for i in range(last, -1, -1))
         else:
-            index = bisect_right(self._starts, end) - 1
-            while index >= 0:
-                node = nodes[index]
-                index -= 1
-                if node.last_id < start:
-                    return
-                ids, items = view(node)
-                lo, hi = 0, node.count
-                if node.master_id < start:
-                    ids = ids if ids is not None else items.ids()
-                    lo = bisect_left(ids, start)
-                if node.last_id > end:
-                    ids = ids if ids is not None else items.ids()
-                    hi = bisect_right(ids, end)
-                yield ids, items, lo, hi, node
+            order = islice(nodes, max(bisect_right(self._starts, start) - 1, 0), None)
+        for node in order:
+            if node.master_id > end or node.last_id < start:
+                if reverse or node.master_id > end:
+                    return  # past the range (only the first node read forward can end before it)
+                continue
+            ids, items = view(node)
+            lo, hi = 0, node.count
+            if node.master_id < start:
+                ids = ids if ids is not None else items.ids()
+                lo = bisect_left(ids, start)
+            if node.last_id > end:
+                ids = ids if ids is not None else items.ids()
+                hi = bisect_right(ids, end)
+            yield ids, items, lo, hi, node
 
     def _collect(self, view: Callable[[_Node], tuple[list[int], Any]], start: int, end: int,
                  count: int | None, reverse: bool, pairs: bool) -> list:
@@ -739,6 +733,10 @@ class Stream:
                     n = count
                 break
         return n, pieces
+
+    def group(self, name: bytes) -> Group | None:
+        """The consumer group called ``name``, if any."""
+        return self.groups.get(name) if self.groups else None
 
     def last_live_id(self) -> int:
         """ID of the last entry not deleted (Redis's streamLastValidID), 0 when empty."""
