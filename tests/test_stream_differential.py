@@ -97,8 +97,21 @@ _SAME_MEANING = {
 }
 
 
+def _raw(client: redis.Redis, *args: str) -> object:
+    """A reply without redis-py's parsing (its XCLAIM/XAUTOCLAIM callbacks cannot read the
+    JUSTID forms)."""
+    connection = client.connection_pool.get_connection()
+    try:
+        connection.send_command(*args)
+        return connection.read_response()
+    finally:
+        client.connection_pool.release(connection)
+
+
 def _reply(client: redis.Redis, command: list[str]) -> object:
     try:
+        if command[0] in ("XCLAIM", "XAUTOCLAIM"):
+            return _raw(client, *command)
         return client.execute_command(*command)
     except redis.ResponseError as err:
         text = str(err)

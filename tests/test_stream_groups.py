@@ -1776,6 +1776,19 @@ def test_xreadgroup_claim_reply_shape(five, raw):
 
 
 @pytest.mark.min_redis(8, 4)
+def test_xreadgroup_claim_new_entries_from_full_nodes(r):
+    # Every new entry of a CLAIM read has its own [id, fields, 0, 0], also when it comes from
+    # a full (sealed) node and several fields.
+    for i in range(1, 251):
+        run(r, "XADD", "s", f"{i}-0", "a", str(i), "b", "x")
+    run(r, "XGROUP", "CREATE", "s", "g", "0")
+    reply = run(r, "XREADGROUP", "GROUP", "g", "c", "COUNT", "220", "CLAIM", "5", "STREAMS",
+                "s", ">")
+    assert reply[0][1] == [[f"{i}-0".encode(), [b"a", str(i).encode(), b"b", b"x"], 0, 0]
+                           for i in range(1, 221)]
+
+
+@pytest.mark.min_redis(8, 4)
 def test_xreadgroup_claim_takes_the_longest_idle_first(five):
     # stream-cgroups.tcl "XREADGROUP CLAIM verify claiming order" (delivery times set with
     # XCLAIM TIME, as there).

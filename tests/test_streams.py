@@ -778,6 +778,53 @@ def test_xtrim_approx_removes_whole_nodes(r, nodes_of_10):
     assert r.xlen("s") == 0
 
 
+_NODE_SHAPES = [["a", "1"], ["a", "12345"], ["a", "-5000"], ["a", "x" * 70], ["b", "007"],
+                ["temperature", "21.5", "humidity", "40"], ["a", "9223372036854775808"],
+                ["a", "-0"], ["a", "-9223372036854775808"], ["a", "2147483648"], ["a", "y" * 130]]
+
+
+def _node_starts(r: redis.Redis) -> list[int]:
+    """Positions (in the stream as it is) where a new node starts: ``MINID ~ <entry n>``
+    removes something exactly when entry n is the first of a node."""
+    entry_ids = ids(run(r, "XRANGE", "s", "-", "+"))
+    return [n for n, entry_id in enumerate(entry_ids[1:], 1)
+            if run(r, "XTRIM", "s", "MINID", "~", entry_id)]
+
+
+# Node starts measured on redis-server 7.0.15 for each stream-node-max-bytes.
+_BYTE_CAPPED_NODES = {
+    60: [2, 3, 5, 7, 9, 10, 13, 14, 16, 18, 20, 21, 24, 25, 27, 29, 31, 32, 35, 36, 38, 40, 42,
+         43, 46, 47, 49, 51, 53, 54, 57, 58],
+    100: [2, 3, 6, 9, 10, 13, 14, 17, 20, 21, 24, 25, 28, 31, 32, 35, 36, 39, 42, 43, 46, 47, 50,
+          53, 54, 57, 58],
+    150: [4, 9, 10, 15, 20, 21, 26, 31, 32, 37, 42, 43, 48, 53, 54, 59],
+    300: [9, 15, 21, 31, 37, 43, 53, 59],
+}
+
+
+@pytest.mark.parametrize("max_bytes", sorted(_BYTE_CAPPED_NODES))
+def test_byte_capped_nodes_end_where_redis_ends_them(r, set_config, max_bytes):
+    """A node ends when its listpack's bytes plus the next entry's strings reach
+    stream-node-max-bytes: integers, short/long strings, ID deltas and entries with other
+    fields than the master's all count with their listpack sizes."""
+    set_config("stream-node-max-bytes", max_bytes)
+    set_config("stream-node-max-entries", 0)
+    for k in range(1, 61):
+        run(r, "XADD", "s", f"{k * 37}-{k % 5}", *_NODE_SHAPES[k % len(_NODE_SHAPES)])
+    assert _node_starts(r) == _BYTE_CAPPED_NODES[max_bytes]
+
+
+def test_node_master_counts_grow_and_shrink_in_bytes(r, set_config):
+    """Past 127 live entries the master entry's count takes one byte more; deleting entries
+    from the open node changes the live and deleted counts (redis-server 7.0.15 figures)."""
+    set_config("stream-node-max-entries", 0)
+    for k in range(1, 1001):
+        run(r, "XADD", "s", f"{k}-0", "a", "1")
+        if k in (120, 126, 127, 128, 129, 130, 400, 401):
+            run(r, "XDEL", "s", f"{k - 1}-0")
+    assert _node_starts(r) == [377, 758]  # the entries 384-0 and 767-0
+
+
 def test_xtrim_approx_default_limit(r, set_config):
     # stream.tcl "XTRIM with ~ is limited": LIMIT defaults to 100 x stream-node-max-entries.
     set_config("stream-node-max-entries", 1)

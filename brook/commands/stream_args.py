@@ -4,6 +4,7 @@ in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from brook.commands.args import parse_int
@@ -111,8 +112,19 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
     return start, end
 
 
+# Plain ``ms-seq`` IDs of at most 19 digits a part (so under UINT64_MAX), space-separated.
+_PLAIN_IDS = re.compile(rb"(?:\d{1,19}-\d{1,19} )*\d{1,19}-\d{1,19}")
+_PLAIN_ID = re.compile(rb"(\d+)-(\d+)")
+
+
 def parse_ids(args: list[bytes]) -> list[int]:
-    """Every argument as a strict ID, all checked before any is used."""
+    """Every argument as a strict ID, all checked before any is used. XACK's batches are
+    plain ``ms-seq`` IDs: those are matched all at once and skip the general parser."""
+    joined = b" ".join(args)
+    if _PLAIN_IDS.fullmatch(joined):
+        pairs = _PLAIN_ID.findall(joined)
+        if len(pairs) == len(args):  # no argument held a space of its own
+            return [int(ms) << 64 | int(seq) for ms, seq in pairs]
     return [parse_strict_id(arg) for arg in args]
 
 

@@ -7,6 +7,8 @@ follow ``t_stream.c``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from brook.commands import streams
@@ -32,18 +34,19 @@ from brook.keyspace import now_ms
 from brook.protocol import resp
 from brook.types.groups import (
     INVALID_ENTRIES_READ,
+    LLONG_MAX,
     Consumer,
     Group,
-    Pending,
     advance,
+    advance_over,
     group_lag,
 )
+from brook.types.pel import NO_OWNER, Record
 from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
 
 if TYPE_CHECKING:
     from brook.connection import Client
 
-_LLONG_MAX = (1 << 63) - 1  # delivery counts saturate here (XNACK FATAL's "poison" value)
 _NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
                       "CREATE you may want to use the MKSTREAM option to create an empty stream "
                       "automatically.")
@@ -241,6 +244,9 @@ class _Budget:
         self.used = 0
         self.sent = 0
 
+    def unlimited(self) -> bool:
+        return self.entries < 0 and not self.size
+
     def allows(self, piece: bytes) -> bool:
         if self.entries == 0:
             return False
@@ -258,7 +264,7 @@ def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count
     """The consumer's own pending entries with IDs above ``after``: delivered again (count
     and time updated), a deleted one as ``[id, nil]``."""
     pieces: list[bytes] = []
-    for entry_id in consumer.pel.irange(minimum=after, inclusive=(False, True)):
+    for entry_id in list(consumer.pel.ids(after + 1)):
         if count and len(pieces) >= count:
             break
         row = stream.get(entry_id)
@@ -270,26 +276,37 @@ def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count
         if not budget.allows(piece):
             break
         if row is not None:
-            pending = consumer.pel[entry_id]
-            group.retime(entry_id, pending, now)
-            if pending.delivery_count < _LLONG_MAX:
-                pending.delivery_count += 1
+            _redeliver(group, entry_id, consumer, now)
         pieces.append(piece)
     return len(pieces), pieces
 
 
+def _redeliver(group: Group, entry_id: int, consumer: Consumer, now: int) -> None:
+    """One more delivery of a pending entry, now, to ``consumer`` (an XNACK FATAL entry's
+    count stays at the maximum)."""
+    record = group.pel.get(entry_id)
+    assert record is not None
+    group.deliver(entry_id, consumer, now, min(record[2] + 1, LLONG_MAX))
+
+
 def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
-                 now: int, budget: _Budget) -> tuple[int, list[bytes]]:
+                 now: int, budget: _Budget, split: bool = False) -> tuple[int, list[bytes]]:
     """Entries after the group's last-delivered-id: the group advances over them and, unless
-    NOACK, each becomes pending for ``consumer``."""
-    pieces: list[bytes] = []
+    NOACK, each becomes pending for ``consumer``. With ``split`` each piece is one entry."""
+    if budget.unlimited():  # the usual read: whole cached encodings, the PEL grows in one go
+        ids, pieces = stream.read_resp(group.last_id + 1, count or None, split)
+        advance_over(stream, group, ids)
+        if not noack:
+            group.deliver_new(ids, consumer, now)
+        return len(ids), pieces
+    pieces = []
     for entry_id, row in stream.range(group.last_id + 1, MAX_ID, count or None):
         piece = encode_entry(entry_id, row)
         if not budget.allows(piece):
             break
         advance(stream, group, entry_id)
         if not noack:
-            group.add_pending(entry_id, consumer, now)
+            group.deliver_new([entry_id], consumer, now)
         pieces.append(piece)
     return len(pieces), pieces
 
@@ -312,13 +329,14 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
         if row is None:
             group.ack(entry_id)
             continue
-        pending = group.pel[entry_id]
+        record = group.pel.get(entry_id)
+        assert record is not None
         piece = encode_entry(entry_id, row)
         if not budget.allows(piece):
             break
-        idle = max(now - pending.delivery_time, 0)
-        delivered = pending.delivery_count
-        _take(group, entry_id, consumer, now, True)
+        _, delivery_time, delivered, _ = record
+        idle = max(now - delivery_time, 0)
+        _redeliver(group, entry_id, consumer, now)
         pieces.append(b"*4" + piece[2:] + b":%d\r\n:%d\r\n" % (idle, delivered))
     if pieces:
         consumer.active_time = now
@@ -374,7 +392,7 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
             more = parsed.count - n if parsed.count else 0
             if not parsed.count or more > 0:
                 extra, new = _deliver_new(stream, group, consumer, more, parsed.noack, now,
-                                          budget)
+                                          budget, split=True)
                 n += extra
                 pieces += [b"*4" + piece[2:] + b":0\r\n:0\r\n" for piece in new]
         elif after == _NEW_ENTRIES:
@@ -424,7 +442,7 @@ def xack(client: Client, args: list[bytes]) -> bytes:
     if group is None:
         return resp.ZERO
     ids = parse_ids(args[3:])  # all or nothing: every ID is checked first
-    acked = sum(1 for entry_id in ids if group.ack(entry_id))
+    acked = group.ack_many(ids)
     if acked:
         client.db.modified(args[1])
         client.server.dirty += acked
@@ -492,28 +510,28 @@ def xpending(client: Client, args: list[bytes]) -> bytes:
         if not group.pel:
             return b"*4\r\n:0\r\n" + resp.null(proto) * 2 + resp.null_array(proto)
         owners = sorted((name, len(c.pel)) for name, c in group.consumers.items() if c.pel)
-        return resp.encode([len(group.pel), format_id(group.pel.keys()[0]),
-                            format_id(group.pel.keys()[-1]),
+        return resp.encode([len(group.pel), format_id(group.pel.first_id()),
+                            format_id(group.pel.last_id()),
                             [[name, b"%d" % pending] for name, pending in owners]], proto)
-    pel = group.pel
+    records: Iterator[Record] = group.pel.records(start)
     if consumer_name is not None:
         consumer = group.consumers.get(consumer_name)
         if consumer is None:
             return resp.EMPTY_ARRAY
-        pel = consumer.pel
+        records = map(group.pel.get, consumer.pel.ids(start))  # type: ignore[arg-type]
     now = now_ms()
     rows: list[list[object]] = []
     if count and start <= end:
-        for entry_id in pel.irange(start, end):
-            pending = pel[entry_id]
-            if pending.consumer is None and entry_id in group.nacked:
+        for entry_id, delivery_time, delivery_count, slot in records:
+            if entry_id > end:
+                break
+            if slot == NO_OWNER and entry_id in group.nacked:
                 idle = -1  # released by XNACK: no delivery to measure from
             else:
-                idle = max(now - pending.delivery_time, 0)
+                idle = max(now - delivery_time, 0)
             if min_idle and idle < min_idle:
                 continue
-            owner = pending.consumer.name if pending.consumer is not None else b""
-            rows.append([format_id(entry_id), owner, idle, pending.delivery_count])
+            rows.append([format_id(entry_id), group.owner_name(slot), idle, delivery_count])
             if len(rows) >= count:
                 break
     return resp.encode(rows, proto)
@@ -570,9 +588,9 @@ def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> obje
     limit = count or None
     details = []
     for group in sorted((stream.groups or {}).values(), key=lambda g: g.name):
-        pel = [[format_id(entry_id), p.consumer.name if p.consumer is not None else b"",
-                p.delivery_time, p.delivery_count]
-               for entry_id, p in list(group.pel.items())[:limit]]
+        pel = [[format_id(entry_id), group.owner_name(slot), delivery_time, delivery_count]
+               for entry_id, delivery_time, delivery_count, slot
+               in islice(group.pel.records(), limit)]
         consumers = []
         for consumer in sorted(group.consumers.values(), key=lambda c: c.name):
             consumers.append(resp.Map({
@@ -580,8 +598,9 @@ def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> obje
                 "seen-time": consumer.seen_time,
                 "active-time": consumer.active_time,
                 "pel-count": len(consumer.pel),
-                "pending": [[format_id(entry_id), p.delivery_time, p.delivery_count]
-                            for entry_id, p in list(consumer.pel.items())[:limit]],
+                "pending": [[format_id(record[0]), record[1], record[2]]
+                            for record in map(group.pel.get, islice(consumer.pel, limit))
+                            if record is not None],
             }))
         details.append(resp.Map({
             "name": group.name,
@@ -615,19 +634,14 @@ def _group_or_nogroup(client: Client, args: list[bytes]) -> tuple[Stream, Group]
 
 
 def _take(group: Group, entry_id: int, consumer: Consumer, delivery_time: int,
-          count_delivery: bool, retrycount: int = -1) -> None:
-    """Move a pending entry to ``consumer`` with a new delivery time (and count)."""
-    pending = group.pel[entry_id]
-    if pending.consumer is not consumer:
-        if pending.consumer is not None:
-            del pending.consumer.pel[entry_id]
-        consumer.pel[entry_id] = pending
-        pending.consumer = consumer
-    group.retime(entry_id, pending, delivery_time)
+          delivery_count: int, count_delivery: bool, retrycount: int = -1) -> None:
+    """Move an entry with ``delivery_count`` deliveries so far to ``consumer`` with a new
+    delivery time (and count)."""
     if retrycount >= 0:
-        pending.delivery_count = retrycount
-    elif count_delivery and pending.delivery_count < _LLONG_MAX:
-        pending.delivery_count += 1  # an XNACK FATAL entry stays at the maximum
+        delivery_count = retrycount
+    elif count_delivery and delivery_count < LLONG_MAX:
+        delivery_count += 1  # an XNACK FATAL entry stays at the maximum
+    group.deliver(entry_id, consumer, delivery_time, delivery_count)
 
 
 def _claimed_entry(stream: Stream, entry_id: int, justid: bool) -> bytes:
@@ -695,21 +709,22 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
     out: list[bytes] = []
     changed = False
     for entry_id in ids:
-        pending = group.pel.get(entry_id)
+        record = group.pel.get(entry_id)
         if stream.get(entry_id) is None:
-            if pending is not None:  # the entry is gone: so is its PEL record
+            if record is not None:  # the entry is gone: so is its PEL record
                 group.ack(entry_id)
                 changed = True
             continue
-        if pending is None:
+        if record is None:
             if not force:
                 continue
-            pending = Pending(now, None)  # count 1, as Redis's streamCreateNACK
-            group.insert(entry_id, pending)
-        elif pending.consumer is not None and min_idle and now - pending.delivery_time < min_idle:
-            continue
+            delivery_count = 1  # a new record, as Redis's streamCreateNACK
+        else:
+            _, last_delivery, delivery_count, slot = record
+            if slot != NO_OWNER and min_idle and now - last_delivery < min_idle:
+                continue
         consumer.active_time = now
-        _take(group, entry_id, consumer, delivery_time, not justid, retrycount)
+        _take(group, entry_id, consumer, delivery_time, delivery_count, not justid, retrycount)
         out.append(_claimed_entry(stream, entry_id, justid))
         changed = True
     if changed:
@@ -747,30 +762,30 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
     stream, group = _group_or_nogroup(client, args)
     now = now_ms()
     attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
-    keys = group.pel.keys()
-    pos = group.pel.bisect_left(start)
+    # The records it may look at, and the one after them (the next cursor).
+    scan = list(islice(group.pel.records(start), attempts + 1))
     consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
     assert consumer is not None
     consumer.seen_time = now
     out: list[bytes] = []
     deleted: list[int] = []
-    while attempts and count and pos < len(keys):
+    pos = 0
+    while attempts and count and pos < len(scan):
         attempts -= 1
-        entry_id = keys[pos]
-        pending = group.pel[entry_id]
+        entry_id, delivery_time, delivery_count, _ = scan[pos]
+        pos += 1
         if stream.get(entry_id) is None:
             group.ack(entry_id)  # gone from the stream: dropped from the PEL, reported
             deleted.append(entry_id)
             count -= 1
             continue
-        pos += 1
-        if min_idle and now - pending.delivery_time < min_idle:
+        if min_idle and now - delivery_time < min_idle:
             continue
         consumer.active_time = now
-        _take(group, entry_id, consumer, now, not justid)
+        _take(group, entry_id, consumer, now, delivery_count, not justid)
         out.append(_claimed_entry(stream, entry_id, justid))
         count -= 1
-    cursor = format_id(keys[pos]) if pos < len(keys) else b"0-0"
+    cursor = format_id(scan[pos][0]) if pos < len(scan) else b"0-0"
     if out or deleted:
         client.db.modified(args[1])
         client.server.dirty += 1
@@ -835,20 +850,20 @@ def xnack(client: Client, args: list[bytes]) -> bytes:
     stream, group = _group_or_nogroup(client, args)
     released = 0
     for entry_id in ids:
-        pending = group.pel.get(entry_id)
-        if pending is None:
+        record = group.pel.get(entry_id)
+        if record is None:
             if not force or stream.get(entry_id) is None:
                 continue  # only entries of the PEL are released (FORCE: any stream entry)
-            pending = Pending(0, None)
-            pending.delivery_count = 0
-            group.insert(entry_id, pending)
-        group.release(entry_id, pending)
+            delivery_count = 0
+        else:
+            delivery_count = record[2]
         if retrycount >= 0:
-            pending.delivery_count = retrycount
+            delivery_count = retrycount
         elif mode == b"silent":
-            pending.delivery_count = max(pending.delivery_count - 1, 0)
+            delivery_count = max(delivery_count - 1, 0)
         elif mode == b"fatal":
-            pending.delivery_count = _LLONG_MAX
+            delivery_count = LLONG_MAX
+        group.release(entry_id, delivery_count)
         released += 1
     if released:
         client.db.modified(args[1])

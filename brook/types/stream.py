@@ -29,6 +29,7 @@ from itertools import accumulate, chain, islice
 from typing import Any
 
 from brook import keyspace
+from brook.types import lpsize
 from brook.types.groups import Group
 from brook.types.idmp import Idmp
 
@@ -107,7 +108,7 @@ class _Node:
         self.names: list[bytes] | None = names   # master field names (open only)
         self.ids: list[int] | None = []          # open only
         self.rows: list[list[bytes] | None] | None = []  # open only; None = deleted
-        self.nbytes = _HEADER.size + sum(map(len, names)) + len(names)  # open: estimated size
+        self.nbytes = 0  # open only: the bytes Redis's listpack would have (see lpsize)
 
 
 def _encode(master_id: int, names: list[bytes], ids: list[int],
@@ -421,21 +422,27 @@ class Stream:
         data = sum(map(len, fields))
         if data > _LISTPACK_MAX_SIZE:  # Redis's check: the strings alone, not their overhead
             raise EntryTooLarge("stream entry larger than a listpack can hold")
-        size = data + nfields + 4
         tail = self._tail
-        # Redis's streamAppendItem test: a new node if this entry would reach the byte cap or
-        # the node already holds max_entries (deleted entries included).
-        if tail is None or tail.nbytes + size >= self._byte_cap or tail.count >= self._entry_cap:
+        # Redis's streamAppendItem test: a new node if the listpack's bytes plus this entry's
+        # strings would reach the byte cap, or the node already holds max_entries (deleted
+        # entries included).
+        if tail is None or tail.nbytes + data >= self._byte_cap or tail.count >= self._entry_cap:
             if tail is not None:
                 self._seal(tail)
             tail = self._tail = _Node(entry_id, fields[0::2])
             self._nodes.append(tail)
             self._starts.append(entry_id)
+            tail.nbytes = lpsize.master_size(tail.names) + lpsize.entry_size(  # type: ignore[arg-type]
+                0, 0, fields, True)
+        else:
+            master = tail.master_id
+            tail.nbytes += lpsize.appended_size(
+                (entry_id >> 64) - (master >> 64), (entry_id & _MASK64) - (master & _MASK64),
+                fields, tail.names, tail.live)  # type: ignore[arg-type]
         tail.ids.append(entry_id)  # type: ignore[union-attr]
         tail.rows.append(fields)  # type: ignore[union-attr]
         tail.count += 1
         tail.live += 1
-        tail.nbytes += size
         tail.last_id = entry_id
         if not self.length:
             self._first_id = entry_id
@@ -461,6 +468,10 @@ class Stream:
         encoded = _RESP_CACHE.get(node)
         if encoded is not None and type(encoded[1]) is list and pos < len(encoded[1]):
             encoded[1][pos] = None  # sealed nodes are read with their dead bitmask instead
+        if node.blob is None:  # the master entry's live and deleted counts change size
+            live, deleted = node.live, node.count - node.live
+            node.nbytes += lpsize.int_size(live - 1) - lpsize.int_size(live) + \
+                lpsize.int_size(deleted + 1) - lpsize.int_size(deleted)
         node.live -= 1
         self.length -= 1
         if not node.live:
@@ -733,6 +744,45 @@ class Stream:
                     n = count
                 break
         return n, pieces
+
+    def read_resp(self, start: int, count: int | None,
+                  split: bool = False) -> tuple[list[int], list[bytes]]:
+        """The first ``count`` entries from ``start`` on, as XREADGROUP delivers them: their
+        IDs (to make them pending) and RESP pieces that join into their encoding, both from
+        the nodes' cached encodings. With ``split`` every piece is exactly one entry."""
+        out_ids: list[int] = []
+        pieces: list[bytes] = []
+        if count is not None and count <= 0:
+            return out_ids, pieces
+        for ids, enc, lo, hi, node in self._spans(_resp_entries, start, MAX_ID, False):
+            if ids is None:
+                ids = enc.ids()
+            if node.live == node.count:
+                if count is not None:
+                    hi = min(hi, lo + count - len(out_ids))
+                out_ids += ids[lo:hi]
+                if type(enc) is list:
+                    pieces += enc[lo:hi]
+                elif split:
+                    pieces += map(enc.entry, range(lo, hi))
+                else:
+                    pieces += enc.pieces(lo, hi)
+            else:  # skip deleted entries
+                for i in range(lo, hi):
+                    if type(enc) is list:
+                        if enc[i] is None:
+                            continue
+                        pieces.append(enc[i])
+                    elif node.dead >> i & 1:
+                        continue
+                    else:
+                        pieces.append(enc.entry(i))
+                    out_ids.append(ids[i])
+                    if len(out_ids) == count:
+                        break
+            if count is not None and len(out_ids) >= count:
+                break
+        return out_ids, pieces
 
     def group(self, name: bytes) -> Group | None:
         """The consumer group called ``name``, if any."""
