@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+SPARK_STAMP := $(VENV)/.installed-spark
 
 .PHONY: run test lint bench docs install redis clean
 
@@ -11,6 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## The Spark connector's extra (pyspark, pyarrow): only the tests and the example need it.
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,spark]'
+	touch $(SPARK_STAMP)
 
 install: $(STAMP)
 
@@ -26,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check brook tests bench
 
 ## Lint, check docs/commands.md is current, run every test (against real Redis too).
-test: $(STAMP) redis lint
+test: $(SPARK_STAMP) redis lint
 	$(BIN)/python -m pytest -q
 
 ## Brook and redis-server side by side under redis-benchmark; prints the ratio table.

@@ -1,0 +1,20 @@
+"""A PySpark connector for Brook streams (and real Redis): batch and Structured Streaming
+source, batch and streaming sink, registered under the short name ``brook``.
+
+Installed with the ``[spark]`` extra. Nothing here is imported by the server: pyspark (and so
+Java) is only needed by the programs that call :func:`register`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(spark: Any) -> None:
+    """Make ``spark.read/readStream/write/writeStream.format("brook")`` available."""
+    from brook.spark.source import BrookDataSource
+
+    spark.dataSource.register(BrookDataSource)
+
+
+__all__ = ["register"]

@@ -1,0 +1,252 @@
+"""Batch reads: ``spark.read.format("brook")``.
+
+Each stream's ID range is cut into several partitions by milliseconds (``ids.split``), so a
+large stream is read by several executors at once; each partition pages through its range with
+``XRANGE key (start end COUNT readCount`` and yields one Arrow batch per page. Filters on the
+stream name, the ID and the timestamp are pushed into the key selection and the XRANGE bounds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+import redis
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.types import StructType
+
+from brook.spark import ids
+from brook.spark.connection import ConnectionOptions, ConnectorError, int_option, stream_names
+from brook.spark.ids import StreamId
+from brook.spark.rows import RowBuilder
+
+DEFAULT_READ_COUNT = 10_000  # entries per XRANGE page (and per Arrow batch)
+ENTRIES_PER_PARTITION = 250_000  # the automatic split of a stream into partitions
+MAX_AUTO_PARTITIONS = 16
+
+
+@dataclass
+class RangePartition(InputPartition):
+    """Entries of ``stream`` with IDs in ``(start, end]``."""
+
+    stream: str
+    start: str
+    end: str
+
+    def __init__(self, stream: str, start: str, end: str) -> None:
+        super().__init__((stream, start, end))
+        self.stream, self.start, self.end = stream, start, end
+
+
+def read_pages(client: redis.Redis, stream: str, start: StreamId, end: StreamId,
+               count: int) -> Iterator[list]:
+    """XRANGE pages of ``(start, end]``, in order; deterministic for a given range as long as
+    nothing in it is deleted."""
+    cursor = start
+    end_text = ids.fmt(end)
+    while True:
+        page = client.execute_command("XRANGE", stream, "(" + ids.fmt(cursor), end_text,
+                                      "COUNT", count)
+        if not page:
+            return
+        yield [(entry_id, row or []) for entry_id, row in page]
+        if len(page) < count:
+            return
+        cursor = ids.parse(page[-1][0])
+        if cursor >= end:
+            return
+
+
+def read_partition(connection: ConnectionOptions, rows: RowBuilder, partition: RangePartition,
+                   count: int) -> Iterator[pa.RecordBatch]:
+    """The Arrow batches of one partition (runs on an executor)."""
+    client = connection.connect()
+    try:
+        for page in read_pages(client, partition.stream, ids.parse(partition.start),
+                               ids.parse(partition.end), count):
+            yield rows.batch(partition.stream, page)
+    finally:
+        client.close()
+
+
+class _Bounds:
+    """What the pushed filters allow: stream names, an inclusive ID interval, and the
+    millisecond bounds of string comparisons on ``id`` (applied per stream, see
+    :meth:`BatchReader._push_id`)."""
+
+    def __init__(self, low: StreamId, high: StreamId) -> None:
+        self.streams: set[str] | None = None
+        self.low, self.high = low, high
+        self.id_low: StreamId = ids.ZERO
+        self.id_high: StreamId = ids.MAX
+        self.id_widths: set[int] = set()  # millisecond widths of the id literals
+
+    def only_streams(self, names: Iterable[str]) -> None:
+        names = set(names)
+        self.streams = names if self.streams is None else self.streams & names
+
+    def at_least(self, low: StreamId) -> None:
+        self.low = max(self.low, low)
+
+    def at_most(self, high: StreamId) -> None:
+        self.high = min(self.high, high)
+
+    def for_stream(self, first: StreamId, last: StreamId) -> tuple[StreamId, StreamId]:
+        """The stream's ``[first, last]`` narrowed by the ``id`` comparisons, when all its IDs
+        have the literals' millisecond width (then string order is ID order on the ms)."""
+        widths = {len(str(first[0])), len(str(last[0]))}
+        if len(self.id_widths) != 1 or widths != self.id_widths:
+            return first, last
+        return max(first, self.id_low), min(last, self.id_high)
+
+
+_DAY_MS = 86_400_000
+
+
+def _ms_range(value: object) -> tuple[int, int] | None:
+    """Milliseconds since the epoch that a pushed timestamp literal may mean: exact for an
+    aware datetime; a naive one (a session-local wall time) is widened by a day each way,
+    which keeps the bound safe whatever the time zone (Spark checks the filter again)."""
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is not None:
+        ms = int(value.timestamp() * 1000)
+        return ms, ms
+    ms = int(value.replace(tzinfo=dt.UTC).timestamp() * 1000)
+    return ms - _DAY_MS, ms + _DAY_MS
+
+
+class BatchReader(DataSourceReader):
+    """Reads ``streams`` between ``startId`` and ``endId`` (inclusive, ``-``/``+`` default)."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.connection = ConnectionOptions.of(options)
+        self.streams = stream_names(options)
+        self.bounds = _Bounds(ids.parse(options.get("startId", "-")),
+                              ids.parse(options.get("endId", "+"), ids.U64_MAX))
+        self.read_count = int_option(options, "readCount", DEFAULT_READ_COUNT, 1)
+        self.partitions_per_stream = int_option(options, "partitionsPerStream", 0, 0)
+        self.rows = RowBuilder(schema)
+        names = [field.name for field in schema.fields]
+        default = self.rows.default
+        self.stream_column = "stream" if default else ("_stream" if "_stream" in names else None)
+        self.id_column = "id" if default else ("_id" if "_id" in names else None)
+        self.ts_column = "ts" if default else ("_ts" if "_ts" in names else None)
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 (Spark's name)
+        """Stream-name filters select keys (Spark need not check them again); ID and time
+        comparisons narrow the XRANGE bounds and are still checked by Spark, whose string
+        order for ``id`` differs from the stream's ID order."""
+        for condition in filters:
+            column = condition.attribute[0] if len(condition.attribute) == 1 else None
+            if column is not None and column == self.stream_column:
+                if isinstance(condition, EqualTo) and isinstance(condition.value, str):
+                    self.bounds.only_streams([condition.value])
+                    continue
+                if isinstance(condition, In) and all(isinstance(v, str)
+                                                     for v in condition.value):
+                    self.bounds.only_streams(condition.value)
+                    continue
+            elif column is not None and column == self.ts_column:
+                self._push_time(condition)
+            elif column is not None and column == self.id_column:
+                self._push_id(condition)
+            yield condition
+
+    def _push_time(self, condition: Filter) -> None:
+        span = _ms_range(getattr(condition, "value", None))
+        if span is None:
+            return
+        low, high = max(span[0], 0), max(span[1], 0)
+        if isinstance(condition, (GreaterThan, GreaterThanOrEqual, EqualTo)):
+            self.bounds.at_least((low, 0))
+        if isinstance(condition, (LessThan, LessThanOrEqual, EqualTo)):
+            self.bounds.at_most((high, ids.U64_MAX))
+
+    def _push_id(self, condition: Filter) -> None:
+        """Spark compares ``id`` as a string. With the stream's IDs all of one millisecond
+        width (true for clock IDs), string order agrees with ID order on the milliseconds, so
+        the millisecond of the literal bounds the range; the sequence part is left to Spark."""
+        value = getattr(condition, "value", None)
+        if isinstance(condition, EqualTo) and isinstance(value, str):
+            try:
+                exact = ids.parse(value)
+            except ConnectorError:
+                return
+            if ids.fmt(exact) == value:  # the canonical spelling: an exact ID
+                self.bounds.at_least(exact)
+                self.bounds.at_most(exact)
+            return
+        if not isinstance(value, str):
+            return
+        try:
+            ms = ids.parse(value)[0]
+        except ConnectorError:
+            return
+        if isinstance(condition, (GreaterThan, GreaterThanOrEqual)):
+            self.bounds.id_low = max(self.bounds.id_low, (ms, 0))
+        elif isinstance(condition, (LessThan, LessThanOrEqual)):
+            self.bounds.id_high = min(self.bounds.id_high, (ms, ids.U64_MAX))
+        else:
+            return
+        self.bounds.id_widths.add(len(str(ms)))
+
+    def partitions(self) -> list[RangePartition]:
+        client = self.connection.connect()
+        try:
+            out: list[RangePartition] = []
+            for stream in self.streams:
+                if self.bounds.streams is not None and stream not in self.bounds.streams:
+                    continue
+                out += self._stream_partitions(client, stream)
+            return out or [RangePartition(self.streams[0], "0-0", "0-0")]  # an empty read
+        finally:
+            client.close()
+
+    def _stream_partitions(self, client: redis.Redis, stream: str) -> list[RangePartition]:
+        low, high = self.bounds.low, self.bounds.high
+        if low > high:
+            return []
+        first = client.execute_command("XRANGE", stream, ids.fmt(low), ids.fmt(high), "COUNT", 1)
+        last = client.execute_command("XREVRANGE", stream, ids.fmt(high), ids.fmt(low),
+                                      "COUNT", 1)
+        if not first or not last:
+            return []
+        first_id, last_id = ids.parse(first[0][0]), ids.parse(last[0][0])
+        first_id, last_id = self.bounds.for_stream(first_id, last_id)
+        if first_id > last_id:
+            return []
+        parts = self.partitions_per_stream
+        if not parts:
+            length = client.xlen(stream)
+            parts = min(MAX_AUTO_PARTITIONS, max(1, -(-length // ENTRIES_PER_PARTITION)))
+        start = _before(first_id)
+        return [RangePartition(stream, ids.fmt(lo), ids.fmt(hi))
+                for lo, hi in ids.split(start, last_id, parts)]
+
+    def read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
+        if partition.start == partition.end:
+            return iter(())
+        return read_partition(self.connection, self.rows, partition, self.read_count)
+
+
+def _before(entry_id: StreamId) -> StreamId:
+    """The exclusive start that includes ``entry_id`` (0-0 cannot be an entry)."""
+    ms, seq = entry_id
+    if seq:
+        return ms, seq - 1
+    if ms:
+        return ms - 1, ids.U64_MAX
+    return ids.ZERO

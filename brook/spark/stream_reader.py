@@ -1,0 +1,249 @@
+"""Structured Streaming source: ``spark.readStream.format("brook")``.
+
+An offset is ``{stream: "ms-seq"}``, the ID of the last entry a batch includes; a batch reads
+``(start, end]`` per stream with XRANGE, so a batch replayed after a failure returns the same
+rows (as long as nothing in the range was deleted in between). Reading happens in the
+executors; the driver only finds where each batch ends and, with the ``group`` option, moves
+that consumer group along after each committed batch so ``XINFO GROUPS`` shows the pipeline's lag.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+import redis
+from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from brook.spark import ids
+from brook.spark.connection import (
+    ConnectionOptions,
+    ConnectorError,
+    bool_option,
+    int_option,
+    stream_names,
+)
+from brook.spark.ids import StreamId
+from brook.spark.reader import DEFAULT_READ_COUNT, RangePartition, read_partition
+from brook.spark.rows import RowBuilder
+
+log = logging.getLogger("brook.spark")
+
+Offset = dict[str, str]
+_COUNT_CAP = 1_000_000  # entries counted after a commit point to give XGROUP SETID ENTRIESREAD
+
+
+class DataLossError(ConnectorError):
+    """Entries were removed from a stream before the query read them."""
+
+
+def head(client: redis.Redis, stream: str) -> StreamId:
+    """ID of the stream's last entry (0-0 when it is empty or missing)."""
+    last = client.execute_command("XREVRANGE", stream, "+", "-", "COUNT", 1)
+    return ids.parse(last[0][0]) if last else ids.ZERO
+
+
+def first(client: redis.Redis, stream: str) -> StreamId | None:
+    found = client.execute_command("XRANGE", stream, "-", "+", "COUNT", 1)
+    return ids.parse(found[0][0]) if found else None
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Options: ``streams``, ``startingOffsets`` (``earliest`` | ``latest`` | JSON
+    ``{"stream": "id"}``), ``maxEntriesPerTrigger``, ``failOnDataLoss`` (true),
+    ``group``, ``readCount``, ``partitionsPerStream``."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.connection = ConnectionOptions.of(options)
+        self.streams = stream_names(options)
+        self.rows = RowBuilder(schema)
+        self.starting = options.get("startingOffsets", "latest")
+        self.max_entries = int_option(options, "maxEntriesPerTrigger", 0, 0)
+        self.fail_on_data_loss = bool_option(options, "failOnDataLoss", True)
+        self.group = options.get("group") or None
+        self.read_count = int_option(options, "readCount", DEFAULT_READ_COUNT, 1)
+        self.partitions_per_stream = int_option(options, "partitionsPerStream", 1, 1)
+        self._starting_offsets()  # reject a bad startingOffsets at planning
+        self._frozen: dict[str, StreamId] | None = None
+        self._driver: redis.Redis | None = None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_driver"] = None  # connections do not travel; executors open their own
+        return state
+
+    def _client(self) -> redis.Redis:
+        if self._driver is None:
+            self._driver = self.connection.connect()
+        return self._driver
+
+    def _starting_offsets(self) -> dict[str, str | None]:
+        """``startingOffsets`` per stream: an ID, or None for "latest"."""
+        mode = self.starting.strip()
+        if mode.lower() == "earliest":
+            return dict.fromkeys(self.streams, "0-0")
+        if mode.lower() == "latest":
+            return dict.fromkeys(self.streams, None)
+        try:
+            given = json.loads(mode)
+        except ValueError:
+            given = None
+        if not isinstance(given, dict):
+            raise ConnectorError("startingOffsets must be earliest, latest or a JSON object "
+                                 f'like {{"stream": "1700000000000-0"}}, got {self.starting!r}')
+        out: dict[str, str | None] = {}
+        for stream in self.streams:
+            value = given.get(stream, "earliest")
+            if not isinstance(value, str):
+                raise ConnectorError(f"startingOffsets for {stream} must be a string ID")
+            if value in ("earliest", "-"):
+                out[stream] = "0-0"
+            elif value in ("latest", "$"):
+                out[stream] = None
+            else:
+                out[stream] = ids.fmt(ids.parse(value))
+        return out
+
+    # -- offsets (driver) -------------------------------------------------------------------
+
+    def initialOffset(self) -> Offset:  # noqa: N802 (Spark's names)
+        client = self._client()
+        return {stream: given if given is not None else ids.fmt(head(client, stream))
+                for stream, given in self._starting_offsets().items()}
+
+    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802
+        return ReadMaxRows(self.max_entries) if self.max_entries else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
+        client = self._client()
+        self._frozen = {stream: head(client, stream) for stream in self.streams}
+
+    def _heads(self) -> dict[str, StreamId]:
+        if self._frozen is not None:
+            return self._frozen
+        client = self._client()
+        return {stream: head(client, stream) for stream in self.streams}
+
+    def reportLatestOffset(self) -> Offset:  # noqa: N802
+        return {stream: ids.fmt(entry_id) for stream, entry_id in self._heads().items()}
+
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:  # noqa: N802
+        """Where the next batch ends: every stream's head, or with ``ReadMaxRows`` the
+        last of the first ``max_rows`` entries after ``start``, shared between streams."""
+        heads = self._heads()
+        starts = {stream: ids.parse(start.get(stream, "0-0")) for stream in self.streams}
+        ends = {stream: max(starts[stream], heads[stream]) for stream in self.streams}
+        if isinstance(limit, ReadMaxRows):
+            ends = self._limited(starts, ends, limit.max_rows)
+        return {stream: ids.fmt(ends[stream]) for stream in self.streams}
+
+    def _limited(self, starts: dict[str, StreamId], heads: dict[str, StreamId],
+                 budget: int) -> dict[str, StreamId]:
+        """Ends that admit at most ``budget`` entries in all: an equal share per stream
+        first, then what the quieter streams left over, in stream order."""
+        client = self._client()
+        ends = dict(starts)
+        pending = [stream for stream in self.streams if heads[stream] > starts[stream]]
+        share = max(budget // max(len(pending), 1), 1)
+        for first_pass in (True, False):
+            for stream in list(pending):
+                quota = min(share, budget) if first_pass else budget
+                if quota <= 0:
+                    break
+                page = client.execute_command(
+                    "XRANGE", stream, "(" + ids.fmt(ends[stream]), ids.fmt(heads[stream]),
+                    "COUNT", quota)
+                if page:
+                    ends[stream] = ids.parse(page[-1][0])
+                    budget -= len(page)
+                if len(page) < quota or ends[stream] >= heads[stream]:
+                    pending.remove(stream)
+        return ends
+
+    # -- batches ----------------------------------------------------------------------------
+
+    def partitions(self, start: Offset, end: Offset) -> list[RangePartition]:
+        client = self._client()
+        out: list[RangePartition] = []
+        for stream in self.streams:
+            low = ids.parse(start.get(stream, "0-0"))
+            high = ids.parse(end.get(stream, ids.fmt(low)))
+            if high <= low:
+                continue
+            self._check_loss(client, stream, low)
+            out += [RangePartition(stream, ids.fmt(lo), ids.fmt(hi))
+                    for lo, hi in ids.split(low, high, self.partitions_per_stream)]
+        return out
+
+    def _check_loss(self, client: redis.Redis, stream: str, start: StreamId) -> None:
+        """Entries after ``start`` (the last one read) that were trimmed away before this
+        batch: the stream now begins after ``start`` (or is empty) although the batch has
+        entries to read. Conservative: it also fires when ``start`` itself was the only
+        entry trimmed."""
+        if start == ids.ZERO:
+            return  # "earliest": whatever was trimmed before the query began is not lost
+        oldest = first(client, stream)
+        if oldest is not None and oldest <= ids.successor(start):  # type: ignore[operator]
+            return
+        message = (f"stream {stream}: entries after {ids.fmt(start)} were removed (trimmed) "
+                   f"before they were read; the stream now starts at "
+                   f"{ids.fmt(oldest) if oldest else 'nothing'}. Set failOnDataLoss=false to "
+                   f"skip what is gone and go on.")
+        if self.fail_on_data_loss:
+            raise DataLossError(message)
+        log.warning(message)
+
+    def read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
+        return read_partition(self.connection, self.rows, partition, self.read_count)
+
+    def commit(self, end: Offset) -> None:
+        """Spark has finished the batch ending at ``end`` (reported one batch late). With
+        ``group``, move that consumer group there so its lag is the pipeline's lag."""
+        if self.group is None:
+            return
+        client = self._client()
+        for stream in self.streams:
+            if stream in end:
+                move_group(client, stream, self.group, ids.parse(end[stream]))
+
+    def stop(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+
+
+def move_group(client: redis.Redis, stream: str, group: str, position: StreamId) -> None:
+    """``XGROUP SETID`` (creating the group if needed) with the exact ENTRIESREAD when the
+    entries after ``position`` can be counted cheaply, so the group's lag is exact."""
+    info = client.execute_command("XINFO", "STREAM", stream) if client.exists(stream) else None
+    if info is None:
+        return
+    details = dict(zip(info[::2], info[1::2], strict=True))
+    added = details.get(b"entries-added")
+    after = 0
+    cursor = position
+    while added is not None:
+        page = client.execute_command("XRANGE", stream, "(" + ids.fmt(cursor), "+", "COUNT",
+                                      10_000)
+        after += len(page)
+        if len(page) < 10_000:
+            break
+        cursor = ids.parse(page[-1][0])
+        if after >= _COUNT_CAP:
+            added = None  # too far behind to count: let the server estimate
+    extra = ["ENTRIESREAD", int(added) - after] if added is not None else []
+    try:
+        client.execute_command("XGROUP", "SETID", stream, group, ids.fmt(position), *extra)
+    except redis.ResponseError as err:
+        if "NOGROUP" not in str(err):
+            raise
+        client.execute_command("XGROUP", "CREATE", stream, group, ids.fmt(position), *extra)

@@ -1,0 +1,258 @@
+"""The sink: ``df.write.format("brook")`` and ``writeStream.format("brook")``.
+
+Each task turns its Arrow batches into pipelined XADDs. The target stream is fixed (``stream``)
+or read per row (``streamColumn``); the fields are the other columns (or the entries of a
+``fields`` map column); ``maxlen``/``minid`` trim as the entries go in.
+
+Exactly-once (``deliveryGuarantee=exactly-once``, the default for streaming writes) uses XADD
+IDMP: the producer ID names the query, the batch, the partition and a block of 10,000 rows, the
+idempotent ID is the row's position in the block. A micro-batch that Spark replays after a
+failure has the same batch ID and the same rows in each partition, so every XADD of the replay
+returns the entry the first attempt added and adds nothing. The sink raises each target
+stream's ``IDMP-MAXSIZE`` to 10,000 (one block never evicts its own IDs) and
+``IDMP-DURATION`` to ``idmpDuration`` seconds (default 3600: how long after a failure a replay
+is still recognised) with XCFGSET, once, when they are lower. Servers without IDMP (Redis
+before 8.6) get at-least-once only: asking them for exactly-once is an error saying so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import redis
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import MapType, StructType
+
+from brook.spark import ids
+from brook.spark.connection import (
+    ConnectionOptions,
+    ConnectorError,
+    bool_option,
+    int_option,
+    supports_idmp,
+)
+
+EXACTLY_ONCE = "exactly-once"
+AT_LEAST_ONCE = "at-least-once"
+IDMP_BLOCK = 10_000  # rows per IDMP producer: Redis's largest IDMP-MAXSIZE
+DEFAULT_IDMP_DURATION = 3600
+DEFAULT_PIPELINE = 1000
+
+
+@dataclass
+class WriteResult(WriterCommitMessage):
+    """What one task wrote: how many entries, and per stream the first and last new ID."""
+
+    entries: int
+    ranges: dict[str, tuple[str, str]]
+
+
+class _Sink:
+    """The options and the per-task write loop shared by the batch and streaming writers."""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, streaming: bool) -> None:
+        self.connection = ConnectionOptions.of(options)
+        self.stream = options.get("stream")
+        self.stream_column = options.get("streamColumn")
+        if (self.stream is None) == (self.stream_column is None):
+            raise ConnectorError("the brook sink needs exactly one of the options stream "
+                                 "(one target stream) or streamColumn (a column naming it)")
+        names = [field.name for field in schema.fields]
+        if self.stream_column is not None and self.stream_column not in names:
+            raise ConnectorError(f"streamColumn {self.stream_column!r} is not a column "
+                                 f"(columns: {', '.join(names)})")
+        self.map_column = next((field.name for field in schema.fields
+                                if field.name == "fields" and isinstance(field.dataType, MapType)),
+                               None)
+        self.columns = [name for name in names if name != self.stream_column]
+        if not self.columns:
+            raise ConnectorError("nothing to write: a stream entry needs at least one field")
+        self.trim: list[str] = []
+        approx = ["~"] if bool_option(options, "approximateTrim", True) else []
+        if options.get("maxlen") is not None:
+            self.trim = ["MAXLEN", *approx, str(int_option(options, "maxlen", 0, 0))]
+        if options.get("minid") is not None:
+            if self.trim:
+                raise ConnectorError("options maxlen and minid cannot be used together")
+            self.trim = ["MINID", *approx, ids.fmt(ids.parse(options["minid"]))]
+        default = EXACTLY_ONCE if streaming else AT_LEAST_ONCE
+        self.guarantee = options.get("deliveryGuarantee", default).lower()
+        if self.guarantee not in (EXACTLY_ONCE, AT_LEAST_ONCE):
+            raise ConnectorError(f"deliveryGuarantee must be {EXACTLY_ONCE} or {AT_LEAST_ONCE}, "
+                                 f"got {self.guarantee!r}")
+        self.idmp_duration = int_option(options, "idmpDuration", DEFAULT_IDMP_DURATION, 1)
+        self.pipeline = int_option(options, "pipelineSize", DEFAULT_PIPELINE, 1)
+        if self.guarantee == EXACTLY_ONCE:
+            self.check_idmp()
+
+    def check_idmp(self) -> None:
+        """Exactly-once needs XADD IDMP: fail at planning, with the reason, if it is missing."""
+        client = self.connection.connect()
+        try:
+            if not supports_idmp(client):
+                raise ConnectorError(
+                    "deliveryGuarantee=exactly-once needs XADD IDMP (Brook, or Redis 8.6 or "
+                    "newer); this server does not support it. Use "
+                    "deliveryGuarantee=at-least-once, or a server that has it.")
+        finally:
+            client.close()
+
+    def write(self, batches: Iterator[pa.RecordBatch], producer: str | None) -> WriteResult:
+        """XADD every row of ``batches``; with ``producer`` (exactly-once) each XADD carries
+        IDMP ``<producer>:<block>`` ``<row in block>``."""
+        client = self.connection.connect()
+        configured: set[bytes] = set()
+        ranges: dict[str, tuple[str, str]] = {}
+        written = 0
+        try:
+            pipe = client.pipeline(transaction=False)
+            keys: list[bytes] = []
+            for batch in batches:
+                targets = self._targets(batch)
+                for fields, key in zip(self._field_rows(batch), targets, strict=True):
+                    if not fields:
+                        raise ConnectorError("a row has no non-null field to write; a stream "
+                                             "entry needs at least one")
+                    idmp: list[object] = []
+                    if producer is not None:
+                        if key not in configured:
+                            self._configure_idmp(client, key)
+                            configured.add(key)
+                        block, position = divmod(written, IDMP_BLOCK)
+                        idmp = ["IDMP", f"{producer}:{block}", position]
+                    pipe.execute_command("XADD", key, *self.trim, *idmp, "*", *fields)
+                    keys.append(key)
+                    written += 1
+                    if len(keys) >= self.pipeline:
+                        self._flush(pipe, keys, ranges)
+            self._flush(pipe, keys, ranges)
+        finally:
+            client.close()
+        return WriteResult(written, ranges)
+
+    def _flush(self, pipe: redis.client.Pipeline, keys: list[bytes],
+               ranges: dict[str, tuple[str, str]]) -> None:
+        if not keys:
+            return
+        for key, entry_id in zip(keys, pipe.execute(), strict=True):
+            name, new = key.decode("utf-8", "replace"), entry_id.decode()
+            low, _ = ranges.get(name, (new, new))
+            ranges[name] = (low, new)
+        keys.clear()
+
+    def _configure_idmp(self, client: redis.Redis, key: bytes) -> None:
+        """Raise the stream's IDMP limits to what exactly-once needs (creating the stream,
+        empty, if it does not exist yet: XCFGSET needs one)."""
+        if not client.exists(key):
+            try:  # an empty stream, with no entry and no group left behind
+                client.execute_command("XGROUP", "CREATE", key, "__brook_spark__", "$",
+                                       "MKSTREAM")
+                client.execute_command("XGROUP", "DESTROY", key, "__brook_spark__")
+            except redis.ResponseError as err:
+                if "BUSYGROUP" not in str(err):
+                    raise
+        info = client.execute_command("XINFO", "STREAM", key)
+        details = dict(zip(info[::2], info[1::2], strict=True))
+        if int(details.get(b"idmp-maxsize", 0)) < IDMP_BLOCK or \
+                int(details.get(b"idmp-duration", 0)) < self.idmp_duration:
+            client.execute_command("XCFGSET", key, "IDMP-DURATION",
+                                   max(self.idmp_duration, int(details.get(b"idmp-duration", 0))),
+                                   "IDMP-MAXSIZE", IDMP_BLOCK)
+
+    def _targets(self, batch: pa.RecordBatch) -> list[bytes]:
+        if self.stream_column is None:
+            return [self.stream.encode()] * batch.num_rows  # type: ignore[union-attr]
+        column = batch.column(batch.schema.get_field_index(self.stream_column))
+        out = []
+        for value in _texts(column):
+            if value is None:
+                raise ConnectorError(f"streamColumn {self.stream_column!r} is null in a row")
+            out.append(value)
+        return out
+
+    def _field_rows(self, batch: pa.RecordBatch) -> list[list[bytes]]:
+        """Each row's flat ``[field, value, ...]`` (nulls left out)."""
+        rows: list[list[bytes]] = [[] for _ in range(batch.num_rows)]
+        for name in self.columns:
+            column = batch.column(batch.schema.get_field_index(name))
+            if name == self.map_column:
+                for row, pairs in zip(rows, column.to_pylist(), strict=True):
+                    for field, value in pairs or ():
+                        if field is not None and value is not None:
+                            row += (_bytes(field), _bytes(value))
+                continue
+            key = name.encode()
+            for row, value in zip(rows, _texts(column), strict=True):
+                if value is not None:
+                    row += (key, value)
+        return rows
+
+
+def _bytes(value: object) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat().encode()
+    return str(value).encode()
+
+
+def _texts(column: pa.Array) -> list[bytes | None]:
+    """A column's values as the bytes stored in the stream (None for nulls)."""
+    kind = column.type
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return column.to_pylist()
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return [None if v is None else v.encode() for v in column.to_pylist()]
+    if pa.types.is_integer(kind) or pa.types.is_boolean(kind) or pa.types.is_decimal(kind):
+        return [None if v is None else v.encode() for v in
+                pc.cast(column, pa.string()).to_pylist()]
+    return [None if v is None else _bytes(v) for v in column.to_pylist()]
+
+
+def _task_producer(streaming: bool) -> str:
+    """The IDMP producer of this task: the same on every attempt of the same piece of work."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        raise ConnectorError("exactly-once writes must run inside a Spark task")
+    if streaming:
+        query = context.getLocalProperty("sql.streaming.queryId")
+        batch = context.getLocalProperty("streaming.sql.batchId")
+        return f"spark:{query}:{batch}:{context.partitionId()}"
+    return f"spark:{context.stageId()}:{context.partitionId()}"
+
+
+class BatchWriter(DataSourceArrowWriter):
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.sink = _Sink(options, schema, streaming=False)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        producer = _task_producer(False) if self.sink.guarantee == EXACTLY_ONCE else None
+        return self.sink.write(iterator, producer)
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        self.sink = _Sink(options, schema, streaming=True)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        producer = _task_producer(True) if self.sink.guarantee == EXACTLY_ONCE else None
+        return self.sink.write(iterator, producer)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Nothing to finish: every entry is in the stream once the tasks return."""
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """The entries of tasks that did finish stay: with exactly-once, the replay of the
+        batch recognises them; with at-least-once they may appear twice, as promised."""

@@ -1,0 +1,329 @@
+"""The PySpark connector against real servers: one local SparkSession for the module, Brook
+(and real Redis for what must work there too) over TCP.
+
+Batch reads (default and user schemas, ranges, partitions, pushdown), batch writes, the
+streaming source (offsets, admission control, restarts, data loss, the consumer group) and the
+streaming sink's exactly-once mode, checked by replaying a micro-batch the way Spark does after
+a failure: the batch's commit record is removed and the query restarted from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None:
+    pytest.skip("Spark needs java on PATH", allow_module_level=True)
+
+from pyspark.errors import PySparkException  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql.utils import StreamingQueryException  # noqa: E402
+
+import brook.spark  # noqa: E402
+from brook.spark.connection import ConnectorError  # noqa: E402
+from tests.conftest import ServerProcess, _reset  # noqa: E402
+
+pytestmark = pytest.mark.timeout(600)  # the first query of a session starts Python workers
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (SparkSession.builder.master("local[2]").appName("brook-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.python.filterPushdown.enabled", "true")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    brook.spark.register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def b(brook_process: ServerProcess) -> Iterator[redis.Redis]:
+    _reset(brook_process)
+    client = brook_process.client()
+    yield client
+    client.close()
+
+
+def source(spark: SparkSession, port: int, **options: object):
+    reader = spark.read.format("brook").option("port", port)
+    for name, value in options.items():
+        reader = reader.option(name, str(value))
+    return reader
+
+
+def fill(client: redis.Redis, key: str, count: int, start_ms: int = 1_700_000_000_000,
+         per_ms: int = 1) -> list[bytes]:
+    """``count`` entries ``page=p<i%3>, n=<i>`` with IDs from ``start_ms``."""
+    pipe = client.pipeline(transaction=False)
+    for i in range(count):
+        pipe.xadd(key, {"page": f"p{i % 3}", "n": str(i)},
+                  id=f"{start_ms + i // per_ms}-{i % per_ms}")
+    return pipe.execute()
+
+
+# -- batch reads ---------------------------------------------------------------------------------
+
+
+def test_batch_read_default_schema(spark, b, brook_process):
+    ids = fill(b, "s", 5)
+    rows = source(spark, brook_process.port, streams="s").load().orderBy("id").collect()
+    assert [row.id.encode() for row in rows] == ids
+    assert rows[0].stream == "s"
+    assert rows[0].ts == dt.datetime(2023, 11, 14, 22, 13, 20)  # the ID's ms (session in UTC)
+    assert rows[2].fields == {"page": "p2", "n": "2"}
+
+
+def test_batch_read_several_streams_ranges_and_partitions(spark, b, brook_process):
+    fill(b, "a", 1000, per_ms=7)
+    fill(b, "b", 10, start_ms=1_800_000_000_000, per_ms=5)
+    df = source(spark, brook_process.port, streams="a, b", partitionsPerStream=4).load()
+    assert df.rdd.getNumPartitions() == 5  # "b" spans too few milliseconds to split
+    got = sorted((row.stream, row.id) for row in df.collect())
+    assert len(got) == len(set(got)) == 1010  # every entry once, whatever the partition
+    ranged = source(spark, brook_process.port, streams="a", startId="1700000000010-3",
+                    endId="1700000000020").load()
+    ids = sorted(tuple(map(int, row.id.split("-"))) for row in ranged.collect())
+    assert ids[0] == (1700000000010, 3) and ids[-1] == (1700000000020, 6)
+    assert len(ids) == 4 + 10 * 7
+
+
+def test_batch_read_user_schema_casts_by_field_name(spark, b, brook_process):
+    b.xadd("s", {"page": "home", "n": "7", "price": "1.5", "ok": "true"}, id="1-1")
+    b.xadd("s", {"page": "cart", "n": "seven", "ok": "false"}, id="2-1")
+    df = source(spark, brook_process.port, streams="s").schema(
+        "_id STRING, _stream STRING, _ts TIMESTAMP, page STRING, n INT, price DOUBLE, "
+        "ok BOOLEAN, missing STRING").load()
+    rows = [row.asDict() for row in df.orderBy("_id").collect()]
+    assert rows == [
+        {"_id": "1-1", "_stream": "s", "_ts": dt.datetime(1970, 1, 1, 0, 0, 0, 1000),
+         "page": "home", "n": 7, "price": 1.5, "ok": True, "missing": None},
+        {"_id": "2-1", "_stream": "s", "_ts": dt.datetime(1970, 1, 1, 0, 0, 0, 2000),
+         "page": "cart", "n": None, "price": None, "ok": False, "missing": None},
+    ]
+
+
+def test_batch_read_pushes_filters_into_ranges(spark, b, brook_process):
+    fill(b, "a", 100)
+    fill(b, "b", 100)
+    df = source(spark, brook_process.port, streams="a,b").load()
+    selected = df.where("stream = 'b' AND id >= '1700000000090-0' AND "
+                        "ts < timestamp'2023-11-14 22:13:20.095'")
+    assert sorted(row.id for row in selected.collect()) == [
+        f"17000000000{90 + i}-0" for i in range(5)]
+    # What the reader was told: the stream filter selects the key, the bounds narrow XRANGE.
+    from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, LessThan
+
+    from brook.spark.reader import BatchReader
+    from brook.spark.rows import DEFAULT_SCHEMA
+
+    reader = BatchReader({"port": str(brook_process.port), "streams": "a,b"},
+                         spark.createDataFrame([], DEFAULT_SCHEMA).schema)
+    left = list(reader.pushFilters([
+        EqualTo(("stream",), "b"), GreaterThanOrEqual(("id",), "1700000000090-0"),
+        LessThan(("ts",), dt.datetime(2023, 11, 14, 22, 13, 20, 95000, tzinfo=dt.UTC))]))
+    assert [type(f).__name__ for f in left] == ["GreaterThanOrEqual", "LessThan"]
+    (partition,) = reader.partitions()
+    assert (partition.stream, partition.start, partition.end) == (
+        "b", "1700000000089-18446744073709551615", "1700000000095-0")
+
+
+def test_batch_read_of_missing_or_empty_stream(spark, b, brook_process):
+    assert source(spark, brook_process.port, streams="nothing").load().count() == 0
+
+
+def test_bad_options_are_clear_errors(spark, brook_process):
+    with pytest.raises(PySparkException, match="option streams is required"):
+        source(spark, brook_process.port).load().collect()
+    with pytest.raises(PySparkException, match="not a stream ID"):
+        source(spark, brook_process.port, streams="s", startId="yesterday").load().collect()
+
+
+# -- batch writes --------------------------------------------------------------------------------
+
+
+def test_batch_write_fixed_stream_and_fields(spark, b, brook_process):
+    df = spark.createDataFrame([("home", 3, None), ("cart", 4, 2.5)],
+                               "page STRING, n INT, price DOUBLE")
+    (df.write.format("brook").option("port", brook_process.port).option("stream", "out")
+     .mode("append").save())
+    rows = [fields for _, fields in b.xrange("out")]
+    assert sorted(rows, key=lambda f: f[b"page"]) == [
+        {b"page": b"cart", b"n": b"4", b"price": b"2.5"}, {b"page": b"home", b"n": b"3"}]
+
+
+def test_batch_write_stream_column_map_fields_and_trim(spark, b, brook_process):
+    df = spark.createDataFrame(
+        [(f"t{i % 2}", {"k": str(i)}) for i in range(10)], "target STRING, fields MAP<STRING,STRING>")
+    (df.write.format("brook").option("port", brook_process.port).option("streamColumn", "target")
+     .option("maxlen", "3").option("approximateTrim", "false").mode("append").save())
+    assert b.xlen("t0") == b.xlen("t1") == 3
+    assert all(set(fields) == {b"k"} for _, fields in b.xrange("t0"))
+
+
+def test_batch_write_exactly_once_batch_mode(spark, b, brook_process):
+    df = spark.range(25).selectExpr("CAST(id AS STRING) AS n")
+    (df.write.format("brook").option("port", brook_process.port).option("stream", "once")
+     .option("deliveryGuarantee", "exactly-once").mode("append").save())
+    assert b.xlen("once") == 25
+    info = b.execute_command("XINFO", "STREAM", "once")
+    details = dict(zip(info[::2], info[1::2], strict=True))
+    assert details[b"idmp-maxsize"] == 10000 and details[b"iids-added"] == 25
+
+
+# -- the streaming source ------------------------------------------------------------------------
+
+
+def _stream_query(spark, port: int, checkpoint: Path, sink_stream: str, **options: object):
+    reader = spark.readStream.format("brook").option("port", port)
+    for name, value in options.items():
+        reader = reader.option(name, str(value))
+    return (reader.load().selectExpr("stream AS source", "id AS source_id", "fields['n'] AS n")
+            .writeStream.format("brook").option("port", port).option("stream", sink_stream)
+            .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+
+
+def _run(query) -> list[int]:
+    query.awaitTermination()
+    return [progress["numInputRows"] for progress in query.recentProgress
+            if progress["numInputRows"]]
+
+
+def _forget_commit(checkpoint: Path, batch: int) -> None:
+    """Make the checkpoint look as if the query died before committing ``batch``."""
+    (checkpoint / "commits" / str(batch)).unlink()
+    (checkpoint / "commits" / f".{batch}.crc").unlink(missing_ok=True)
+
+
+def _copied(client: redis.Redis, key: str) -> list[tuple[bytes, bytes]]:
+    return [(fields[b"source"], fields[b"source_id"]) for _, fields in client.xrange(key)]
+
+
+def test_stream_admission_control_restart_and_group(spark, b, brook_process, tmp_path):
+    ids = fill(b, "in", 70)
+    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", streams="in",
+                          startingOffsets="earliest", maxEntriesPerTrigger=30, group="pipe")
+    assert _run(query) == [30, 30, 10]
+    assert [i for _, i in _copied(b, "out")] == ids
+    # Spark commits a batch to the source when it plans the next one: the group is at the
+    # end of the second batch, 10 entries behind.
+    (group,) = b.execute_command("XINFO", "GROUPS", "in")
+    info = dict(zip(group[::2], group[1::2], strict=True))
+    assert (info[b"last-delivered-id"], info[b"entries-read"], info[b"lag"]) == (
+        ids[59], 60, 10)
+    # A restart goes on from the checkpoint: only the new entries are read.
+    more = fill(b, "in", 5, start_ms=1_800_000_000_000)
+    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", streams="in",
+                          startingOffsets="earliest", maxEntriesPerTrigger=30, group="pipe")
+    assert _run(query) == [5]
+    assert [i for _, i in _copied(b, "out")] == ids + more
+
+
+def test_stream_starting_offsets_latest_and_json(spark, b, brook_process, tmp_path):
+    old = fill(b, "x", 4)
+    fill(b, "y", 4)
+    query = _stream_query(spark, brook_process.port, tmp_path / "latest", "o1", streams="x",
+                          startingOffsets="latest")
+    assert _run(query) == []  # nothing after the head at the start
+    query = _stream_query(spark, brook_process.port, tmp_path / "json", "o2", streams="x,y",
+                          startingOffsets=json.dumps({"x": old[1].decode()}))
+    _run(query)
+    copied = _copied(b, "o2")
+    assert [i for s, i in copied if s == b"x"] == old[2:]
+    assert len([i for s, i in copied if s == b"y"]) == 4  # not in the JSON: from the start
+
+
+def test_stream_fails_on_data_loss_unless_told_otherwise(spark, b, brook_process, tmp_path):
+    fill(b, "in", 10)
+    options = {"streams": "in", "startingOffsets": "earliest"}
+    _run(_stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options))
+    newer = fill(b, "in", 10, start_ms=1_800_000_000_000)
+    b.xtrim("in", maxlen=5, approximate=False)  # 5 unread entries trimmed away
+    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options)
+    with pytest.raises(StreamingQueryException, match="removed \\(trimmed\\) before they "
+                                                      "were read"):
+        query.awaitTermination()
+    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options,
+                          failOnDataLoss="false")
+    assert _run(query) == [5]
+    assert [i for _, i in _copied(b, "out")][-5:] == newer[5:]
+
+
+def test_stream_sink_exactly_once_when_a_batch_is_replayed(spark, b, brook_process, tmp_path):
+    """Spark replays a batch whose commit record is missing with the same offsets and batch
+    ID; the sink's XADD IDMP makes the replay add nothing."""
+    fill(b, "in", 40)
+    checkpoint = tmp_path / "ck"
+    options = {"streams": "in", "startingOffsets": "earliest", "maxEntriesPerTrigger": 25}
+    assert _run(_stream_query(spark, brook_process.port, checkpoint, "out", **options)) == [25, 15]
+    assert b.xlen("out") == 40
+    _forget_commit(checkpoint, 1)
+    assert _run(_stream_query(spark, brook_process.port, checkpoint, "out", **options)) == [15]
+    assert b.xlen("out") == 40  # replayed, nothing added twice
+    info = b.execute_command("XINFO", "STREAM", "out")
+    assert dict(zip(info[::2], info[1::2], strict=True))[b"iids-duplicates"] == 15
+
+
+def test_stream_sink_at_least_once_duplicates_a_replay(spark, b, brook_process, tmp_path):
+    """The same replay without IDMP writes the batch again: what at-least-once means."""
+    fill(b, "in", 40)
+    checkpoint = tmp_path / "ck"
+
+    def query():
+        return (spark.readStream.format("brook").option("port", brook_process.port)
+                .option("streams", "in").option("startingOffsets", "earliest")
+                .option("maxEntriesPerTrigger", 25).load().select("id")
+                .writeStream.format("brook").option("port", brook_process.port)
+                .option("stream", "out").option("deliveryGuarantee", "at-least-once")
+                .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+                .start())
+
+    assert _run(query()) == [25, 15]
+    _forget_commit(checkpoint, 1)
+    assert _run(query()) == [15]
+    assert b.xlen("out") == 55
+
+
+# -- real Redis ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def real(redis_process: ServerProcess | None) -> Iterator[redis.Redis]:
+    if redis_process is None:
+        pytest.skip("redis-server is not installed")
+    _reset(redis_process)
+    client = redis_process.client()
+    yield client
+    client.close()
+
+
+def test_real_redis_reads_and_at_least_once_writes(spark, real, redis_process):
+    ids = fill(real, "s", 20)
+    rows = source(spark, redis_process.port, streams="s", partitionsPerStream=3).load()
+    assert sorted(row.id.encode() for row in rows.collect()) == ids
+    (rows.select("id").write.format("brook").option("port", redis_process.port)
+     .option("stream", "copy").mode("append").save())
+    assert real.xlen("copy") == 20
+
+
+def test_real_redis_without_idmp_refuses_exactly_once(spark, real, redis_process):
+    if redis_process.version >= (8, 6):
+        pytest.skip("this Redis has IDMP")
+    df = spark.range(3)
+    with pytest.raises((PySparkException, ConnectorError), match="needs XADD IDMP"):
+        (df.write.format("brook").option("port", redis_process.port).option("stream", "copy")
+         .option("deliveryGuarantee", "exactly-once").mode("append").save())
