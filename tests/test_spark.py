@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -79,33 +80,33 @@ def fill(client: redis.Redis, key: str, count: int, start_ms: int = 1_700_000_00
 # -- batch reads ---------------------------------------------------------------------------------
 
 
-def test_batch_read_default_schema(spark, b, brook_process):
-    ids = fill(b, "s", 5)
-    rows = source(spark, brook_process.port, streams="s").load().orderBy("id").collect()
+def test_batch_read_default_schema(spark, r, server):
+    ids = fill(r, "s", 5)
+    rows = source(spark, server.port, streams="s").load().orderBy("id").collect()
     assert [row.id.encode() for row in rows] == ids
     assert rows[0].stream == "s"
     assert rows[0].ts == dt.datetime(2023, 11, 14, 22, 13, 20)  # the ID's ms (session in UTC)
     assert rows[2].fields == {"page": "p2", "n": "2"}
 
 
-def test_batch_read_several_streams_ranges_and_partitions(spark, b, brook_process):
-    fill(b, "a", 1000, per_ms=7)
-    fill(b, "b", 10, start_ms=1_800_000_000_000, per_ms=5)
-    df = source(spark, brook_process.port, streams="a, b", partitionsPerStream=4).load()
+def test_batch_read_several_streams_ranges_and_partitions(spark, r, server):
+    fill(r, "a", 1000, per_ms=7)
+    fill(r, "b", 10, start_ms=1_800_000_000_000, per_ms=5)
+    df = source(spark, server.port, streams="a, b", partitionsPerStream=4).load()
     assert df.rdd.getNumPartitions() == 5  # "b" spans too few milliseconds to split
     got = sorted((row.stream, row.id) for row in df.collect())
     assert len(got) == len(set(got)) == 1010  # every entry once, whatever the partition
-    ranged = source(spark, brook_process.port, streams="a", startId="1700000000010-3",
+    ranged = source(spark, server.port, streams="a", startId="1700000000010-3",
                     endId="1700000000020").load()
     ids = sorted(tuple(map(int, row.id.split("-"))) for row in ranged.collect())
     assert ids[0] == (1700000000010, 3) and ids[-1] == (1700000000020, 6)
     assert len(ids) == 4 + 10 * 7
 
 
-def test_batch_read_user_schema_casts_by_field_name(spark, b, brook_process):
-    b.xadd("s", {"page": "home", "n": "7", "price": "1.5", "ok": "true"}, id="1-1")
-    b.xadd("s", {"page": "cart", "n": "seven", "ok": "false"}, id="2-1")
-    df = source(spark, brook_process.port, streams="s").schema(
+def test_batch_read_user_schema_casts_by_field_name(spark, r, server):
+    r.xadd("s", {"page": "home", "n": "7", "price": "1.5", "ok": "true"}, id="1-1")
+    r.xadd("s", {"page": "cart", "n": "seven", "ok": "false"}, id="2-1")
+    df = source(spark, server.port, streams="s").schema(
         "_id STRING, _stream STRING, _ts TIMESTAMP, page STRING, n INT, price DOUBLE, "
         "ok BOOLEAN, missing STRING").load()
     rows = [row.asDict() for row in df.orderBy("_id").collect()]
@@ -117,10 +118,10 @@ def test_batch_read_user_schema_casts_by_field_name(spark, b, brook_process):
     ]
 
 
-def test_batch_read_pushes_filters_into_ranges(spark, b, brook_process):
-    fill(b, "a", 100)
-    fill(b, "b", 100)
-    df = source(spark, brook_process.port, streams="a,b").load()
+def test_batch_read_pushes_filters_into_ranges(spark, r, server):
+    fill(r, "a", 100)
+    fill(r, "b", 100)
+    df = source(spark, server.port, streams="a,b").load()
     selected = df.where("stream = 'b' AND id >= '1700000000090-0' AND "
                         "ts < timestamp'2023-11-14 22:13:20.095'")
     assert sorted(row.id for row in selected.collect()) == [
@@ -131,7 +132,7 @@ def test_batch_read_pushes_filters_into_ranges(spark, b, brook_process):
     from brook.spark.reader import BatchReader
     from brook.spark.rows import DEFAULT_SCHEMA
 
-    reader = BatchReader({"port": str(brook_process.port), "streams": "a,b"},
+    reader = BatchReader({"port": str(server.port), "streams": "a,b"},
                          spark.createDataFrame([], DEFAULT_SCHEMA).schema)
     left = list(reader.pushFilters([
         EqualTo(("stream",), "b"), GreaterThanOrEqual(("id",), "1700000000090-0"),
@@ -142,8 +143,8 @@ def test_batch_read_pushes_filters_into_ranges(spark, b, brook_process):
         "b", "1700000000089-18446744073709551615", "1700000000095-0")
 
 
-def test_batch_read_of_missing_or_empty_stream(spark, b, brook_process):
-    assert source(spark, brook_process.port, streams="nothing").load().count() == 0
+def test_batch_read_of_missing_or_empty_stream(spark, r, server):
+    assert source(spark, server.port, streams="nothing").load().count() == 0
 
 
 def test_bad_options_are_clear_errors(spark, brook_process):
@@ -175,25 +176,59 @@ def test_batch_write_stream_column_map_fields_and_trim(spark, b, brook_process):
     assert all(set(fields) == {b"k"} for _, fields in b.xrange("t0"))
 
 
-def test_batch_write_exactly_once_batch_mode(spark, b, brook_process):
+def test_batch_write_exactly_once_with_a_write_id(spark, b, brook_process):
     df = spark.range(25).selectExpr("CAST(id AS STRING) AS n")
-    (df.write.format("brook").option("port", brook_process.port).option("stream", "once")
-     .option("deliveryGuarantee", "exactly-once").mode("append").save())
+
+    def write(write_id: str | None) -> None:
+        writer = (df.write.format("brook").option("port", brook_process.port)
+                  .option("stream", "once").option("deliveryGuarantee", "exactly-once"))
+        if write_id is not None:
+            writer = writer.option("writeId", write_id)
+        writer.mode("append").save()
+
+    write("job-1")
+    write("job-1")  # the same write run again: nothing added twice
     assert b.xlen("once") == 25
+    write("job-2")  # another write
+    assert b.xlen("once") == 50
     info = b.execute_command("XINFO", "STREAM", "once")
     details = dict(zip(info[::2], info[1::2], strict=True))
-    assert details[b"idmp-maxsize"] == 10000 and details[b"iids-added"] == 25
+    assert (details[b"idmp-maxsize"], details[b"iids-added"], details[b"iids-duplicates"]) == (
+        10000, 50, 25)
+    with pytest.raises(PySparkException, match="need the option writeId"):
+        write(None)
+
+
+def test_batch_round_trip_keeps_types_through_a_user_schema(spark, r, server):
+    schema = ("name STRING, n INT, big LONG, price DOUBLE, ok BOOLEAN, day DATE, "
+              "at TIMESTAMP, amount DECIMAL(10,2), raw BINARY")
+    rows = [("a", 1, 2**40, 1.25, True, dt.date(2026, 11, 21),
+             dt.datetime(2026, 11, 21, 10, 30, 0, 123000), Decimal("12.34"), b"\x00\xff"),
+            ("b", -7, -1, -0.5, False, dt.date(1999, 1, 1), dt.datetime(1999, 1, 1),
+             Decimal("-0.01"), b"")]
+    df = spark.createDataFrame(rows, schema)
+    (df.write.format("brook").option("port", server.port).option("stream", "typed")
+     .mode("append").save())
+    back = source(spark, server.port, streams="typed").schema(schema).load()
+    got = sorted(tuple(row) for row in back.collect())
+    expected = sorted(tuple(row) for row in df.select(*back.columns).collect())
+    assert got == expected
 
 
 # -- the streaming source ------------------------------------------------------------------------
 
 
-def _stream_query(spark, port: int, checkpoint: Path, sink_stream: str, **options: object):
-    reader = spark.readStream.format("brook").option("port", port)
+def _stream_query(spark, server: ServerProcess, checkpoint: Path, sink_stream: str,
+                  **options: object):
+    """Copy streams to ``sink_stream`` on the same server (exactly-once where it has IDMP)."""
+    reader = spark.readStream.format("brook").option("port", server.port)
     for name, value in options.items():
         reader = reader.option(name, str(value))
+    guarantee = "exactly-once" if server.kind == "brook" or server.version >= (8, 6) \
+        else "at-least-once"
     return (reader.load().selectExpr("stream AS source", "id AS source_id", "fields['n'] AS n")
-            .writeStream.format("brook").option("port", port).option("stream", sink_stream)
+            .writeStream.format("brook").option("port", server.port)
+            .option("stream", sink_stream).option("deliveryGuarantee", guarantee)
             .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
 
 
@@ -213,54 +248,53 @@ def _copied(client: redis.Redis, key: str) -> list[tuple[bytes, bytes]]:
     return [(fields[b"source"], fields[b"source_id"]) for _, fields in client.xrange(key)]
 
 
-def test_stream_admission_control_restart_and_group(spark, b, brook_process, tmp_path):
-    ids = fill(b, "in", 70)
-    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", streams="in",
+def test_stream_admission_control_restart_and_group(spark, r, server, tmp_path):
+    ids = fill(r, "in", 70)
+    query = _stream_query(spark, server, tmp_path / "ck", "out", streams="in",
                           startingOffsets="earliest", maxEntriesPerTrigger=30, group="pipe")
     assert _run(query) == [30, 30, 10]
-    assert [i for _, i in _copied(b, "out")] == ids
-    # Spark commits a batch to the source when it plans the next one: the group is at the
-    # end of the second batch, 10 entries behind.
-    (group,) = b.execute_command("XINFO", "GROUPS", "in")
+    assert [i for _, i in _copied(r, "out")] == ids
+    # The group follows the pipeline: at the end of the last batch, nothing left to read.
+    (group,) = r.execute_command("XINFO", "GROUPS", "in")
     info = dict(zip(group[::2], group[1::2], strict=True))
     assert (info[b"last-delivered-id"], info[b"entries-read"], info[b"lag"]) == (
-        ids[59], 60, 10)
+        ids[69], 70, 0)
     # A restart goes on from the checkpoint: only the new entries are read.
-    more = fill(b, "in", 5, start_ms=1_800_000_000_000)
-    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", streams="in",
+    more = fill(r, "in", 5, start_ms=1_800_000_000_000)
+    query = _stream_query(spark, server, tmp_path / "ck", "out", streams="in",
                           startingOffsets="earliest", maxEntriesPerTrigger=30, group="pipe")
     assert _run(query) == [5]
-    assert [i for _, i in _copied(b, "out")] == ids + more
+    assert [i for _, i in _copied(r, "out")] == ids + more
 
 
-def test_stream_starting_offsets_latest_and_json(spark, b, brook_process, tmp_path):
-    old = fill(b, "x", 4)
-    fill(b, "y", 4)
-    query = _stream_query(spark, brook_process.port, tmp_path / "latest", "o1", streams="x",
+def test_stream_starting_offsets_latest_and_json(spark, r, server, tmp_path):
+    old = fill(r, "x", 4)
+    fill(r, "y", 4)
+    query = _stream_query(spark, server, tmp_path / "latest", "o1", streams="x",
                           startingOffsets="latest")
     assert _run(query) == []  # nothing after the head at the start
-    query = _stream_query(spark, brook_process.port, tmp_path / "json", "o2", streams="x,y",
+    query = _stream_query(spark, server, tmp_path / "json", "o2", streams="x,y",
                           startingOffsets=json.dumps({"x": old[1].decode()}))
     _run(query)
-    copied = _copied(b, "o2")
+    copied = _copied(r, "o2")
     assert [i for s, i in copied if s == b"x"] == old[2:]
     assert len([i for s, i in copied if s == b"y"]) == 4  # not in the JSON: from the start
 
 
-def test_stream_fails_on_data_loss_unless_told_otherwise(spark, b, brook_process, tmp_path):
-    fill(b, "in", 10)
+def test_stream_fails_on_data_loss_unless_told_otherwise(spark, r, server, tmp_path):
+    fill(r, "in", 10)
     options = {"streams": "in", "startingOffsets": "earliest"}
-    _run(_stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options))
-    newer = fill(b, "in", 10, start_ms=1_800_000_000_000)
-    b.xtrim("in", maxlen=5, approximate=False)  # 5 unread entries trimmed away
-    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options)
+    _run(_stream_query(spark, server, tmp_path / "ck", "out", **options))
+    newer = fill(r, "in", 10, start_ms=1_800_000_000_000)
+    r.xtrim("in", maxlen=5, approximate=False)  # 5 unread entries trimmed away
+    query = _stream_query(spark, server, tmp_path / "ck", "out", **options)
     with pytest.raises(StreamingQueryException, match="removed \\(trimmed\\) before they "
                                                       "were read"):
         query.awaitTermination()
-    query = _stream_query(spark, brook_process.port, tmp_path / "ck", "out", **options,
+    query = _stream_query(spark, server, tmp_path / "ck", "out", **options,
                           failOnDataLoss="false")
     assert _run(query) == [5]
-    assert [i for _, i in _copied(b, "out")][-5:] == newer[5:]
+    assert [i for _, i in _copied(r, "out")][-5:] == newer[5:]
 
 
 def test_stream_sink_exactly_once_when_a_batch_is_replayed(spark, b, brook_process, tmp_path):
@@ -269,13 +303,59 @@ def test_stream_sink_exactly_once_when_a_batch_is_replayed(spark, b, brook_proce
     fill(b, "in", 40)
     checkpoint = tmp_path / "ck"
     options = {"streams": "in", "startingOffsets": "earliest", "maxEntriesPerTrigger": 25}
-    assert _run(_stream_query(spark, brook_process.port, checkpoint, "out", **options)) == [25, 15]
+    assert _run(_stream_query(spark, brook_process, checkpoint, "out", **options)) == [25, 15]
     assert b.xlen("out") == 40
     _forget_commit(checkpoint, 1)
-    assert _run(_stream_query(spark, brook_process.port, checkpoint, "out", **options)) == [15]
+    assert _run(_stream_query(spark, brook_process, checkpoint, "out", **options)) == [15]
     assert b.xlen("out") == 40  # replayed, nothing added twice
     info = b.execute_command("XINFO", "STREAM", "out")
     assert dict(zip(info[::2], info[1::2], strict=True))[b"iids-duplicates"] == 15
+
+
+def test_stream_failure_in_the_sink_then_restart_is_exactly_once(spark, b, brook_process,
+                                                                   tmp_path):
+    """A task dies after writing 10 of its 25 rows; the restarted query replays the batch:
+    the 10 are recognised, the rest written, nothing lost and nothing twice."""
+    ids = fill(b, "in", 40)
+    checkpoint = tmp_path / "ck"
+
+    def query():
+        return (spark.readStream.format("brook").option("port", brook_process.port)
+                .option("streams", "in").option("startingOffsets", "earliest")
+                .option("maxEntriesPerTrigger", 25).load().selectExpr("id AS source_id")
+                .writeStream.format("brook").option("port", brook_process.port)
+                .option("stream", "out").option("testFailAfterRows", 10)
+                .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+                .start())
+
+    with pytest.raises(StreamingQueryException, match="injected failure after 10 rows"):
+        query().awaitTermination()
+    assert b.xlen("out") == 10
+    _run(query())
+    assert [fields[b"source_id"] for _, fields in b.xrange("out")] == ids
+
+
+def test_stream_group_lag_follows_the_pipeline(spark, r, server, tmp_path):
+    """The group's lag is what the pipeline has not processed yet: 0 once it has caught up,
+    the new entries after more arrive (lag counted by Redis's rules: exact here, no
+    deletions), 0 again after the next run."""
+    fill(r, "in", 30)
+    options = {"streams": "in", "startingOffsets": "earliest", "maxEntriesPerTrigger": 20,
+               "group": "pipe"}
+
+    def lag() -> tuple[int, int]:
+        (group,) = r.execute_command("XINFO", "GROUPS", "in")
+        info = dict(zip(group[::2], group[1::2], strict=True))
+        return info[b"entries-read"], info[b"lag"]
+
+    assert _run(_stream_query(spark, server, tmp_path / "ck", "out", **options)) \
+        == [20, 10]
+    assert lag() == (30, 0)
+    fill(r, "in", 7, start_ms=1_800_000_000_000)
+    assert lag() == (30, 7)
+    assert _run(_stream_query(spark, server, tmp_path / "ck", "out", **options)) \
+        == [7]
+    assert lag() == (37, 0)
 
 
 def test_stream_sink_at_least_once_duplicates_a_replay(spark, b, brook_process, tmp_path):
@@ -309,15 +389,6 @@ def real(redis_process: ServerProcess | None) -> Iterator[redis.Redis]:
     client = redis_process.client()
     yield client
     client.close()
-
-
-def test_real_redis_reads_and_at_least_once_writes(spark, real, redis_process):
-    ids = fill(real, "s", 20)
-    rows = source(spark, redis_process.port, streams="s", partitionsPerStream=3).load()
-    assert sorted(row.id.encode() for row in rows.collect()) == ids
-    (rows.select("id").write.format("brook").option("port", redis_process.port)
-     .option("stream", "copy").mode("append").save())
-    assert real.xlen("copy") == 20
 
 
 def test_real_redis_without_idmp_refuses_exactly_once(spark, real, redis_process):

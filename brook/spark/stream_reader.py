@@ -74,6 +74,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.partitions_per_stream = int_option(options, "partitionsPerStream", 1, 1)
         self._starting_offsets()  # reject a bad startingOffsets at planning
         self._frozen: dict[str, StreamId] | None = None
+        self._moved: dict[str, str] = {}  # where the group was last moved, per stream
         self._driver: redis.Redis | None = None
 
     def __getstate__(self) -> dict:
@@ -139,6 +140,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:  # noqa: N802
         """Where the next batch ends: every stream's head, or with ``ReadMaxRows`` the
         last of the first ``max_rows`` entries after ``start``, shared between streams."""
+        self._move_group(start)  # Spark asks only once the batch ending at start is done
         heads = self._heads()
         starts = {stream: ids.parse(start.get(stream, "0-0")) for stream in self.streams}
         ends = {stream: max(starts[stream], heads[stream]) for stream in self.streams}
@@ -206,14 +208,22 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_partition(self.connection, self.rows, partition, self.read_count)
 
     def commit(self, end: Offset) -> None:
-        """Spark has finished the batch ending at ``end`` (reported one batch late). With
-        ``group``, move that consumer group there so its lag is the pipeline's lag."""
+        """Spark has finished the batch ending at ``end``."""
+        self._move_group(end)
+
+    def _move_group(self, done: Offset) -> None:
+        """With ``group``, move that consumer group to what the pipeline has processed, so
+        its lag is the pipeline's lag. Spark reports a finished batch through ``commit`` only
+        when it plans the next one, but it asks ``latestOffset`` from the end of the last
+        finished batch every trigger: both move the group (once per new position)."""
         if self.group is None:
             return
         client = self._client()
         for stream in self.streams:
-            if stream in end:
-                move_group(client, stream, self.group, ids.parse(end[stream]))
+            if stream not in done or self._moved.get(stream) == done[stream]:
+                continue
+            move_group(client, stream, self.group, ids.parse(done[stream]))
+            self._moved[stream] = done[stream]
 
     def stop(self) -> None:
         if self._driver is not None:

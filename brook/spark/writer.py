@@ -90,6 +90,9 @@ class _Sink:
                                  f"got {self.guarantee!r}")
         self.idmp_duration = int_option(options, "idmpDuration", DEFAULT_IDMP_DURATION, 1)
         self.pipeline = int_option(options, "pipelineSize", DEFAULT_PIPELINE, 1)
+        # Fault injection for tests of recovery: the first task of the query (or write) that
+        # has written this many rows fails, once (0 = never).
+        self.fail_after = int_option(options, "testFailAfterRows", 0, 0)
         if self.guarantee == EXACTLY_ONCE:
             self.check_idmp()
 
@@ -105,9 +108,12 @@ class _Sink:
         finally:
             client.close()
 
-    def write(self, batches: Iterator[pa.RecordBatch], producer: str | None) -> WriteResult:
-        """XADD every row of ``batches``; with ``producer`` (exactly-once) each XADD carries
-        IDMP ``<producer>:<block>`` ``<row in block>``."""
+    def write(self, batches: Iterator[pa.RecordBatch], task: tuple[str, str],
+              exactly_once: bool) -> WriteResult:
+        """XADD every row of ``batches``; exactly-once, each XADD carries IDMP
+        ``<task>:<block>`` ``<row in block>`` (``task``: this piece of work, named the same
+        on every attempt, and the write or query it belongs to)."""
+        producer = task[0] if exactly_once else None
         client = self.connection.connect()
         configured: set[bytes] = set()
         ranges: dict[str, tuple[str, str]] = {}
@@ -131,8 +137,12 @@ class _Sink:
                     pipe.execute_command("XADD", key, *self.trim, *idmp, "*", *fields)
                     keys.append(key)
                     written += 1
-                    if len(keys) >= self.pipeline:
+                    if len(keys) >= self.pipeline or written == self.fail_after:
                         self._flush(pipe, keys, ranges)
+                    if written == self.fail_after and client.set(
+                            f"__brook_spark_failed__:{task[1]}", 1, nx=True):
+                        raise RuntimeError(f"injected failure after {written} rows (option "
+                                           f"testFailAfterRows)")
             self._flush(pipe, keys, ranges)
         finally:
             client.close()
@@ -219,27 +229,41 @@ def _texts(column: pa.Array) -> list[bytes | None]:
     return [None if v is None else _bytes(v) for v in column.to_pylist()]
 
 
-def _task_producer(streaming: bool) -> str:
-    """The IDMP producer of this task: the same on every attempt of the same piece of work."""
+def _task_key(write_id: str | None) -> tuple[str, str]:
+    """This task's piece of work, the same on every attempt (the IDMP producer): the
+    streaming query, micro-batch and partition, or for a batch write the ``writeId`` option
+    and the partition; and the query or write it is part of."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
     if context is None:
-        raise ConnectorError("exactly-once writes must run inside a Spark task")
-    if streaming:
-        query = context.getLocalProperty("sql.streaming.queryId")
-        batch = context.getLocalProperty("streaming.sql.batchId")
-        return f"spark:{query}:{batch}:{context.partitionId()}"
-    return f"spark:{context.stageId()}:{context.partitionId()}"
+        raise ConnectorError("the brook sink must run inside a Spark task")
+    if write_id is not None:
+        return f"spark-write:{write_id}:{context.partitionId()}", f"spark-write:{write_id}"
+    query = context.getLocalProperty("sql.streaming.queryId")
+    batch = context.getLocalProperty("streaming.sql.batchId")
+    if query is None or batch is None:  # at-least-once batch write without writeId
+        stage = f"spark-stage:{context.stageId()}"
+        return f"{stage}:{context.partitionId()}:{context.attemptNumber()}", stage
+    return f"spark:{query}:{batch}:{context.partitionId()}", f"spark:{query}"
 
 
 class BatchWriter(DataSourceArrowWriter):
+    """``df.write``: at-least-once by default. Exactly-once needs ``writeId``, a name for this
+    write: running the same write again (same ``writeId``, same rows per partition), for
+    instance after a failed job, adds nothing twice."""
+
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.sink = _Sink(options, schema, streaming=False)
+        self.write_id = options.get("writeId")
+        if self.sink.guarantee == EXACTLY_ONCE and not self.write_id:
+            raise ConnectorError("exactly-once batch writes need the option writeId: a name "
+                                 "for this write, the same when it is run again")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
-        producer = _task_producer(False) if self.sink.guarantee == EXACTLY_ONCE else None
-        return self.sink.write(iterator, producer)
+        exactly_once = self.sink.guarantee == EXACTLY_ONCE
+        return self.sink.write(iterator, _task_key(self.write_id if exactly_once else None),
+                               exactly_once)
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -247,8 +271,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.sink = _Sink(options, schema, streaming=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
-        producer = _task_producer(True) if self.sink.guarantee == EXACTLY_ONCE else None
-        return self.sink.write(iterator, producer)
+        return self.sink.write(iterator, _task_key(None), self.sink.guarantee == EXACTLY_ONCE)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Nothing to finish: every entry is in the stream once the tasks return."""
