@@ -11,9 +11,12 @@ from typing import Any
 
 
 def register(spark: Any) -> None:
-    """Make ``spark.read/readStream/write/writeStream.format("brook")`` available."""
+    """Make ``spark.read/readStream/write/writeStream.format("brook")`` available, and turn on
+    Python filter pushdown (off by default in Spark 4.x; the batch reader uses it to turn
+    filters on the stream name, the ID and the time into key choice and XRANGE bounds)."""
     from brook.spark.source import BrookDataSource
 
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(BrookDataSource)
 
 

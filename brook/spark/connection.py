@@ -45,10 +45,11 @@ class ConnectionOptions:
         """A new client: RESP2, binary replies exactly as the server sends them (redis-py's
         reply parsers are switched off: XRANGE pages stay flat lists)."""
         if self.url is not None:
-            client = redis.Redis.from_url(self.url, protocol=2)
+            client = redis.Redis.from_url(self.url, protocol=2, socket_read_size=1 << 20)
         else:
             client = redis.Redis(host=self.host, port=self.port, username=self.username,
-                                 password=self.password, db=self.db, protocol=2)
+                                 password=self.password, db=self.db, protocol=2,
+                                 socket_read_size=1 << 20)
         client.response_callbacks.clear()
         return client
 

@@ -53,20 +53,35 @@ class RangePartition(InputPartition):
 def read_pages(client: redis.Redis, stream: str, start: StreamId, end: StreamId,
                count: int) -> Iterator[list]:
     """XRANGE pages of ``(start, end]``, in order; deterministic for a given range as long as
-    nothing in it is deleted."""
-    cursor = start
+    nothing in it is deleted. The request for the next page goes out as soon as a page has
+    arrived, so the server reads it while the caller turns the current one into Arrow."""
+    connection = client.connection_pool.get_connection()
     end_text = ids.fmt(end)
-    while True:
-        page = client.execute_command("XRANGE", stream, "(" + ids.fmt(cursor), end_text,
-                                      "COUNT", count)
-        if not page:
-            return
-        yield [(entry_id, row or []) for entry_id, row in page]
-        if len(page) < count:
-            return
-        cursor = ids.parse(page[-1][0])
-        if cursor >= end:
-            return
+
+    outstanding = False
+
+    def request(after: StreamId) -> None:
+        nonlocal outstanding
+        connection.send_command("XRANGE", stream, "(" + ids.fmt(after), end_text, "COUNT", count)
+        outstanding = True
+
+    try:
+        request(start)
+        while True:
+            page = connection.read_response()
+            outstanding = False
+            last = ids.parse(page[-1][0]) if page else end
+            more = len(page) == count and last < end
+            if more:
+                request(last)
+            if page:
+                yield page
+            if not more:
+                return
+    finally:
+        if outstanding:  # abandoned with a reply on its way: that connection is spoiled
+            connection.disconnect()
+        client.connection_pool.release(connection)
 
 
 def read_partition(connection: ConnectionOptions, rows: RowBuilder, partition: RangePartition,

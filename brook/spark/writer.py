@@ -18,12 +18,12 @@ before 8.6) get at-least-once only: asking them for exactly-once is an error say
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import hiredis
 import pyarrow as pa
 import pyarrow.compute as pc
-import redis
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -39,6 +39,7 @@ from brook.spark.connection import (
     int_option,
     supports_idmp,
 )
+from brook.spark.wire import Wire, encode
 
 EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
@@ -110,72 +111,95 @@ class _Sink:
 
     def write(self, batches: Iterator[pa.RecordBatch], task: tuple[str, str],
               exactly_once: bool) -> WriteResult:
-        """XADD every row of ``batches``; exactly-once, each XADD carries IDMP
-        ``<task>:<block>`` ``<row in block>`` (``task``: this piece of work, named the same
-        on every attempt, and the write or query it belongs to)."""
+        """XADD every row of ``batches``, ``pipelineSize`` commands per write; exactly-once,
+        each XADD carries IDMP ``<task>:<block>`` ``<row in block>`` (``task``: this piece of
+        work, named the same on every attempt, and the write or query it belongs to)."""
         producer = task[0] if exactly_once else None
-        client = self.connection.connect()
+        wire = Wire(self.connection)
         configured: set[bytes] = set()
         ranges: dict[str, tuple[str, str]] = {}
+        trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
         written = 0
         try:
-            pipe = client.pipeline(transaction=False)
-            keys: list[bytes] = []
             for batch in batches:
-                targets = self._targets(batch)
-                for fields, key in zip(self._field_rows(batch), targets, strict=True):
-                    if not fields:
-                        raise ConnectorError("a row has no non-null field to write; a stream "
-                                             "entry needs at least one")
-                    idmp: list[object] = []
-                    if producer is not None:
-                        if key not in configured:
-                            self._configure_idmp(client, key)
-                            configured.add(key)
-                        block, position = divmod(written, IDMP_BLOCK)
-                        idmp = ["IDMP", f"{producer}:{block}", position]
-                    pipe.execute_command("XADD", key, *self.trim, *idmp, "*", *fields)
-                    keys.append(key)
-                    written += 1
-                    if len(keys) >= self.pipeline or written == self.fail_after:
-                        self._flush(pipe, keys, ranges)
-                    if written == self.fail_after and client.set(
-                            f"__brook_spark_failed__:{task[1]}", 1, nx=True):
+                keys = self._targets(batch)
+                bodies, nfields = self._bodies(batch)
+                low, rows = 0, batch.num_rows
+                while low < rows:
+                    high = min(low + self.pipeline, rows)
+                    due = self.fail_after - written  # rows until an injected failure
+                    if self.fail_after and 0 < due < high - low:
+                        high = low + due
+                    commands = []
+                    for i in range(low, high):
+                        key, count = keys[i], nfields[i]
+                        if not count:
+                            raise ConnectorError("a row has no non-null field to write; a "
+                                                 "stream entry needs at least one")
+                        idmp = b""
+                        if producer is not None:
+                            if key not in configured:
+                                self._configure_idmp(wire, key)
+                                configured.add(key)
+                            block, position = divmod(written + i - low, IDMP_BLOCK)
+                            pid = f"{producer}:{block}".encode()
+                            iid = b"%d" % position
+                            idmp = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
+                                len(pid), pid, len(iid), iid)
+                        argc = 3 + len(self.trim) + (3 if idmp else 0) + 2 * count
+                        commands.append(
+                            b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
+                            % (argc, len(key), key, trim, idmp, bodies[i]))
+                    wire.sock.sendall(b"".join(commands))
+                    self._record(keys[low:high], wire.replies(len(commands)), ranges)
+                    written += high - low
+                    if written == self.fail_after and self._fail_now(wire, task[1]):
                         raise RuntimeError(f"injected failure after {written} rows (option "
                                            f"testFailAfterRows)")
-            self._flush(pipe, keys, ranges)
+                    low = high
         finally:
-            client.close()
+            wire.close()
         return WriteResult(written, ranges)
 
-    def _flush(self, pipe: redis.client.Pipeline, keys: list[bytes],
-               ranges: dict[str, tuple[str, str]]) -> None:
-        if not keys:
-            return
-        for key, entry_id in zip(keys, pipe.execute(), strict=True):
-            name, new = key.decode("utf-8", "replace"), entry_id.decode()
+    @staticmethod
+    def _record(keys: list[bytes], replies: list[object],
+                ranges: dict[str, tuple[str, str]]) -> None:
+        """Check a pipeline's replies and note the first and last new ID per stream."""
+        for key, reply in zip(keys, replies, strict=True):
+            if type(reply) is not bytes:
+                raise ConnectorError(f"XADD to {key.decode('utf-8', 'replace')} failed: {reply}")
+        if len(set(keys)) == 1:  # one target stream: its first and last new IDs
+            pairs: Iterable[tuple[bytes, object]] = ((keys[0], replies[0]),
+                                                     (keys[-1], replies[-1]))
+        else:
+            pairs = zip(keys, replies, strict=True)
+        for key, reply in pairs:
+            name, new = key.decode("utf-8", "replace"), reply.decode()  # type: ignore[attr-defined]
             low, _ = ranges.get(name, (new, new))
             ranges[name] = (low, new)
-        keys.clear()
 
-    def _configure_idmp(self, client: redis.Redis, key: bytes) -> None:
+    @staticmethod
+    def _fail_now(wire: Wire, scope: str) -> bool:
+        """Whether the injected failure is still to happen (it happens once per scope)."""
+        return wire.call("SET", f"__brook_spark_failed__:{scope}", 1, "NX") == b"OK"
+
+    def _configure_idmp(self, wire: Wire, key: bytes) -> None:
         """Raise the stream's IDMP limits to what exactly-once needs (creating the stream,
         empty, if it does not exist yet: XCFGSET needs one)."""
-        if not client.exists(key):
-            try:  # an empty stream, with no entry and no group left behind
-                client.execute_command("XGROUP", "CREATE", key, "__brook_spark__", "$",
-                                       "MKSTREAM")
-                client.execute_command("XGROUP", "DESTROY", key, "__brook_spark__")
-            except redis.ResponseError as err:
-                if "BUSYGROUP" not in str(err):
-                    raise
-        info = client.execute_command("XINFO", "STREAM", key)
-        details = dict(zip(info[::2], info[1::2], strict=True))
-        if int(details.get(b"idmp-maxsize", 0)) < IDMP_BLOCK or \
-                int(details.get(b"idmp-duration", 0)) < self.idmp_duration:
-            client.execute_command("XCFGSET", key, "IDMP-DURATION",
-                                   max(self.idmp_duration, int(details.get(b"idmp-duration", 0))),
-                                   "IDMP-MAXSIZE", IDMP_BLOCK)
+        if not wire.call("EXISTS", key):
+            wire.sock.sendall(encode("XGROUP", "CREATE", key, "__brook_spark__", "$",
+                                     "MKSTREAM") + encode("XGROUP", "DESTROY", key,
+                                                          "__brook_spark__"))
+            for reply in wire.replies(2):  # an empty stream, no entry and no group left
+                if isinstance(reply, hiredis.ReplyError) and "BUSYGROUP" not in str(reply):
+                    raise ConnectorError(f"cannot create stream {key!r}: {reply}")
+        info = wire.call("XINFO", "STREAM", key)
+        details = dict(zip(info[::2], info[1::2], strict=True))  # type: ignore[index]
+        maxsize = int(details.get(b"idmp-maxsize", 0))
+        duration = int(details.get(b"idmp-duration", 0))
+        if maxsize < IDMP_BLOCK or duration < self.idmp_duration:
+            wire.call("XCFGSET", key, "IDMP-DURATION", max(self.idmp_duration, duration),
+                      "IDMP-MAXSIZE", IDMP_BLOCK)
 
     def _targets(self, batch: pa.RecordBatch) -> list[bytes]:
         if self.stream_column is None:
@@ -188,22 +212,50 @@ class _Sink:
             out.append(value)
         return out
 
-    def _field_rows(self, batch: pa.RecordBatch) -> list[list[bytes]]:
-        """Each row's flat ``[field, value, ...]`` (nulls left out)."""
-        rows: list[list[bytes]] = [[] for _ in range(batch.num_rows)]
+    def _bodies(self, batch: pa.RecordBatch) -> tuple[list[bytes], list[int]]:
+        """Each row's fields, RESP-encoded and joined (``$len field $len value ...``, nulls
+        left out), and how many fields each row has. Encoded column by column."""
+        rows = batch.num_rows
+        columns: list[list[bytes]] = []
+        counts: list[int] | None = None
+        constant = 0  # fields every row has (columns without nulls)
         for name in self.columns:
             column = batch.column(batch.schema.get_field_index(name))
             if name == self.map_column:
-                for row, pairs in zip(rows, column.to_pylist(), strict=True):
-                    for field, value in pairs or ():
-                        if field is not None and value is not None:
-                            row += (_bytes(field), _bytes(value))
+                encoded, per_row = _encode_maps(column.to_pylist())
+                counts = per_row if counts is None else list(map(sum, zip(counts, per_row, strict=True)))
+                columns.append(encoded)
                 continue
             key = name.encode()
-            for row, value in zip(rows, _texts(column), strict=True):
-                if value is not None:
-                    row += (key, value)
-        return rows
+            head = b"$%d\r\n%b\r\n" % (len(key), key)
+            values = _texts(column)
+            if column.null_count:
+                columns.append([b"" if v is None else b"%b$%d\r\n%b\r\n" % (head, len(v), v)
+                                for v in values])
+                present = [int(v is not None) for v in values]
+                counts = present if counts is None else list(map(sum, zip(counts, present, strict=True)))
+            else:
+                columns.append([b"%b$%d\r\n%b\r\n" % (head, len(v), v) for v in values])
+                constant += 1
+        bodies = list(map(b"".join, zip(*columns, strict=True))) if columns else [b""] * rows
+        if counts is None:
+            return bodies, [constant] * rows
+        return bodies, [constant + n for n in counts]
+
+
+def _encode_maps(maps: list) -> tuple[list[bytes], list[int]]:
+    """A map column's rows, encoded as field/value pairs (null keys or values left out)."""
+    encoded, counts = [], []
+    for pairs in maps:
+        parts = []
+        for field, value in pairs or ():
+            if field is not None and value is not None:
+                name, data = _bytes(field), _bytes(value)
+                parts.append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(name), name, len(data),
+                                                                   data))
+        encoded.append(b"".join(parts))
+        counts.append(len(parts))
+    return encoded, counts
 
 
 def _bytes(value: object) -> bytes:
@@ -226,6 +278,8 @@ def _texts(column: pa.Array) -> list[bytes | None]:
     if pa.types.is_integer(kind) or pa.types.is_boolean(kind) or pa.types.is_decimal(kind):
         return [None if v is None else v.encode() for v in
                 pc.cast(column, pa.string()).to_pylist()]
+    if pa.types.is_floating(kind):  # Python's repr, as Spark's CAST(double AS STRING): 5.0
+        return [None if v is None else repr(v).encode() for v in column.to_pylist()]
     return [None if v is None else _bytes(v) for v in column.to_pylist()]
 
 

@@ -1,0 +1,170 @@
+"""The Spark connector's throughput, against Brook and real Redis in one run.
+
+    python -m bench.spark [--entries 1000000] [--repeat 2] [--servers brook,redis]
+
+Rows (local[2], one SparkSession, each server filled with the same sensor readings as the
+stream benchmark):
+
+* batch read: ``spark.read.format("brook") ... .count()`` of the whole stream (entries/s);
+* streaming source: ``maxEntriesPerTrigger=200000``, ``Trigger.AvailableNow``, ``noop`` sink
+  (rows/s over the whole query, first batch included);
+* sink: a cached 3-column DataFrame (string, double, long) of the same size written to a new
+  stream, at-least-once and (where the server has IDMP) exactly-once (rows/s).
+
+Also prints the connector's own ceiling in one process (no Spark): XRANGE pages to Arrow, and
+Arrow to pipelined XADDs, so the figures say where the time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.run import SERVERS, markdown_table, print_row, start_targets, stop_targets
+from bench.streams import KEY, Connection, fill, sensor_batches
+
+TRIGGER_ROWS = 200_000
+
+
+def _session():  # type: ignore[no-untyped-def]
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    import brook.spark
+
+    spark = (SparkSession.builder.master("local[2]").appName("brook-bench")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    brook.spark.register(spark)
+    return spark
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _has_idmp(port: int) -> bool:
+    from brook.spark.connection import ConnectionOptions, supports_idmp
+
+    client = ConnectionOptions(port=port).connect()
+    try:
+        return supports_idmp(client)
+    finally:
+        client.close()
+
+
+def _in_process(port: int, entries: int) -> tuple[float, float]:
+    """(XRANGE pages -> Arrow entries/s, Arrow -> XADD rows/s) in this process, no Spark."""
+    import pyarrow as pa
+    from pyspark.sql.types import (
+        DoubleType,
+        LongType,
+        MapType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    from brook.spark import ids
+    from brook.spark.connection import ConnectionOptions
+    from brook.spark.reader import RangePartition, read_partition
+    from brook.spark.rows import RowBuilder
+    from brook.spark.writer import _Sink
+
+    read_schema = StructType([StructField("stream", StringType()), StructField("id", StringType()),
+                              StructField("ts", TimestampType()),
+                              StructField("fields", MapType(StringType(), StringType()))])
+    everything = RangePartition(KEY.decode(), ids.fmt(ids.ZERO), ids.fmt(ids.MAX))
+    read_seconds = _timed(lambda: sum(batch.num_rows for batch in read_partition(
+        ConnectionOptions(port=port), RowBuilder(read_schema), everything, 10_000)))
+    rows = min(entries, 200_000)
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([str(i) for i in range(rows)]), pa.array([i * 0.5 for i in range(rows)]),
+         pa.array([i % 100 for i in range(rows)], pa.int64())], names=["sensor", "temp", "hum"])
+    write_schema = StructType([StructField("sensor", StringType()),
+                               StructField("temp", DoubleType()), StructField("hum", LongType())])
+    sink = _Sink({"port": str(port), "stream": "bench-out", "deliveryGuarantee": "at-least-once"},
+                 write_schema, False)
+    write_seconds = _timed(lambda: sink.write(
+        iter([batch.slice(i, 10_000) for i in range(0, rows, 10_000)]), ("bench", "bench"), False))
+    return entries / read_seconds, rows / write_seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--servers", default=",".join(SERVERS))
+    options = parser.parse_args()
+    servers = tuple(options.servers.split(","))
+    spark = _session()
+    results: dict[str, dict[str, list[float]]] = {}
+
+    def record(label: str, name: str, value: float) -> None:
+        results.setdefault(label, {server: [] for server in servers})[name].append(value)
+
+    with tempfile.TemporaryDirectory() as workdir:
+        targets = start_targets(Path(workdir), ["--save", ""], servers)
+        try:
+            source = spark.range(options.entries).selectExpr(
+                "CAST(id AS STRING) AS sensor", "id * 0.5 AS temp", "id % 100 AS hum").cache()
+            source.count()
+            for target in targets:
+                conn = Connection(target.port)
+                fill(conn, sensor_batches(options.entries))
+                conn.close()
+                reader = spark.read.format("brook").option("port", target.port).option(
+                    "streams", KEY.decode())
+                reader.load().count()  # warm the Python workers
+                for _ in range(options.repeat):
+                    seconds = _timed(lambda reader=reader: reader.load().count())
+                    record("batch read, count() (entries/s)", target.name,
+                           options.entries / seconds)
+                    checkpoint = Path(workdir) / f"ck-{target.name}-{time.time()}"
+                    query = (spark.readStream.format("brook").option("port", target.port)
+                             .option("streams", KEY.decode())
+                             .option("startingOffsets", "earliest")
+                             .option("maxEntriesPerTrigger", TRIGGER_ROWS).load()
+                             .writeStream.format("noop").trigger(availableNow=True)
+                             .option("checkpointLocation", str(checkpoint)).start())
+                    seconds = _timed(query.awaitTermination)
+                    record(f"streaming source, {TRIGGER_ROWS:,} per trigger (rows/s)",
+                           target.name, options.entries / seconds)
+                    modes = ["at-least-once"] + (["exactly-once"] if _has_idmp(target.port)
+                                                 else [])
+                    for mode in modes:
+                        stream = f"out-{mode}-{time.time()}"
+                        writer = (source.write.format("brook").option("port", target.port)
+                                  .option("stream", stream).option("deliveryGuarantee", mode)
+                                  .option("writeId", stream).mode("append"))
+                        seconds = _timed(writer.save)
+                        record(f"sink, {mode} (rows/s)", target.name, options.entries / seconds)
+                read_rate, write_rate = _in_process(target.port, options.entries)
+                record("  in one process: XRANGE -> Arrow (entries/s)", target.name, read_rate)
+                record("  in one process: Arrow -> XADD (rows/s)", target.name, write_rate)
+        finally:
+            stop_targets(targets)
+            spark.stop()
+    for label, row in results.items():
+        print_row(label, {name: values for name, values in row.items() if values})
+    complete = {label: row for label, row in results.items() if all(row.values())}
+    print(f"\nSpark connector, {options.entries:,} entries, local[2], medians of "
+          f"{options.repeat} (in-process rows: one pass)\n")
+    print(markdown_table(complete, "measure", ""))
+    for label, row in results.items():
+        if not all(row.values()):
+            only = {name: statistics.median(v) for name, v in row.items() if v}
+            print(f"| {label} | " + " | ".join(f"{n}: {v:,.0f}" for n, v in only.items()) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""A bare RESP connection for the sink's pipelined writes.
+
+redis-py packs each command in Python and parses each reply through its connection object,
+several microseconds a command; the sink instead encodes whole pipelines of XADDs itself (one
+``bytes`` per 1,000 rows) and reads the replies with hiredis, one C call each. Connection
+settings, AUTH and SELECT come from :class:`~brook.spark.connection.ConnectionOptions`.
+"""
+
+from __future__ import annotations
+
+import socket
+from urllib.parse import unquote, urlparse
+
+import hiredis
+
+from brook.spark.connection import ConnectionOptions, ConnectorError
+
+
+def encode(*args: bytes | str | int) -> bytes:
+    """One command in RESP."""
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = arg if isinstance(arg, bytes) else str(arg).encode()
+        parts.append(b"$%d\r\n%b\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+class Wire:
+    """A socket and a reply parser; replies come back in order."""
+
+    def __init__(self, options: ConnectionOptions) -> None:
+        host, port, username, password, db = options.host, options.port, options.username, \
+            options.password, options.db
+        if options.url is not None:
+            url = urlparse(options.url)
+            host, port = url.hostname or host, url.port or 6379
+            username = unquote(url.username) if url.username else None
+            password = unquote(url.password) if url.password else None
+            db = int(url.path.lstrip("/") or 0)
+        self.sock = socket.create_connection((host, port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = hiredis.Reader()
+        if password is not None:
+            auth = ("AUTH", username, password) if username else ("AUTH", password)
+            self.call(*auth)
+        if db:
+            self.call("SELECT", db)
+
+    def call(self, *args: bytes | str | int) -> object:
+        """One command; its reply (an error reply raises)."""
+        self.sock.sendall(encode(*args))
+        reply = self.replies(1)[0]
+        if isinstance(reply, hiredis.ReplyError):
+            raise ConnectorError(f"{args[0]!r} failed: {reply}")
+        return reply
+
+    def replies(self, count: int) -> list[object]:
+        """The next ``count`` replies (error replies included, as ``hiredis.ReplyError``)."""
+        out: list[object] = []
+        reader = self.reader
+        while True:
+            reply = reader.gets()
+            while reply is not False:
+                out.append(reply)
+                if len(out) == count:
+                    return out
+                reply = reader.gets()
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise ConnectorError("the server closed the connection")
+            reader.feed(data)
+
+    def close(self) -> None:
+        self.sock.close()
