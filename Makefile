@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 SPARK_STAMP := $(VENV)/.installed-spark
 
-.PHONY: run test lint bench docs install redis clean
+.PHONY: run test lint bench docs install redis clean example
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ redis:
 	@scripts/ensure-redis.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check brook tests bench
+	$(BIN)/ruff check brook tests bench examples
 
 ## Lint, check docs/commands.md is current, run every test (against real Redis too).
 test: $(SPARK_STAMP) redis lint
@@ -38,6 +38,10 @@ test: $(SPARK_STAMP) redis lint
 ## Brook and redis-server side by side under redis-benchmark; prints the ratio table.
 bench: $(STAMP) redis
 	$(BIN)/python -m bench.run $(ARGS)
+
+## The Spark pipeline example: clicks -> Brook -> Structured Streaming -> Brook + Parquet.
+example: $(SPARK_STAMP)
+	$(BIN)/python examples/clickstream.py $(ARGS)
 
 ## Regenerate docs/commands.md from the command declarations.
 docs: $(STAMP)

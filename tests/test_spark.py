@@ -398,3 +398,25 @@ def test_real_redis_without_idmp_refuses_exactly_once(spark, real, redis_process
     with pytest.raises((PySparkException, ConnectorError), match="needs XADD IDMP"):
         (df.write.format("brook").option("port", redis_process.port).option("stream", "copy")
          .option("deliveryGuarantee", "exactly-once").mode("append").save())
+
+
+def test_the_clickstream_example_runs_end_to_end(tmp_path):
+    """examples/clickstream.py as a user runs it (its own server and Spark session): every
+    finished minute reaches Parquet and the results stream, and the dashboard group reads
+    them all; the job's group on the input has nothing left to read."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent.parent / "examples" / "clickstream.py"
+    done = subprocess.run([sys.executable, str(script), "--events", "3000", "--minutes", "3",
+                           "--output", str(tmp_path)], capture_output=True, text=True,
+                          timeout=500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    written = next(line for line in lines if line.startswith("job:"))
+    read = next(line for line in lines if line.startswith("dashboard:"))
+    rows = int(written.split(" and ")[1].split()[0])
+    assert rows >= 2 * 5  # the minutes the watermark has closed (two at least), five pages
+    assert read.startswith(f"dashboard: {rows} per-minute counts") and read.endswith("lag 0")
+    counts = [int(line.split()[-1]) for line in lines if line.startswith("  ")]
+    assert len(counts) == rows and sum(counts) <= 3000
