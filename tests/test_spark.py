@@ -416,7 +416,7 @@ def test_the_clickstream_example_runs_end_to_end(tmp_path):
     written = next(line for line in lines if line.startswith("job:"))
     read = next(line for line in lines if line.startswith("dashboard:"))
     rows = int(written.split(" and ")[1].split()[0])
-    assert rows >= 2 * 5  # the minutes the watermark has closed (two at least), five pages
+    assert rows >= 5  # the watermark has closed one whole minute at least: its five pages
     assert read.startswith(f"dashboard: {rows} per-minute counts") and read.endswith("lag 0")
     counts = [int(line.split()[-1]) for line in lines if line.startswith("  ")]
     assert len(counts) == rows and sum(counts) <= 3000
