@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ TRIGGER_ROWS = 200_000
 
 def _session():  # type: ignore[no-untyped-def]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     from pyspark.sql import SparkSession
 
     import brook.spark

@@ -70,6 +70,7 @@ def generate(client: redis.Redis, events: int, minutes: int) -> None:
 
 def run_job(url: str, output: Path) -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as f
 

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.timeout(600)  # the first query of a session starts Pyt
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     session = (SparkSession.builder.master("local[2]").appName("brook-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
@@ -405,7 +407,6 @@ def test_the_clickstream_example_runs_end_to_end(tmp_path):
     finished minute reaches Parquet and the results stream, and the dashboard group reads
     them all; the job's group on the input has nothing left to read."""
     import subprocess
-    import sys
 
     script = Path(__file__).parent.parent / "examples" / "clickstream.py"
     done = subprocess.run([sys.executable, str(script), "--events", "3000", "--minutes", "3",
