@@ -46,6 +46,16 @@ def successor(entry_id: StreamId) -> StreamId | None:
     return None
 
 
+def predecessor(entry_id: StreamId) -> StreamId:
+    """The exclusive start that includes ``entry_id`` (0-0 itself cannot be an entry)."""
+    ms, seq = entry_id
+    if seq:
+        return ms, seq - 1
+    if ms:
+        return ms - 1, U64_MAX
+    return ZERO
+
+
 def split(start: StreamId, end: StreamId, parts: int) -> list[tuple[StreamId, StreamId]]:
     """Cut the range ``(start, end]`` into up to ``parts`` consecutive ``(lo, hi]`` ranges of
     equal milliseconds, so that partitions of one stream read in parallel."""

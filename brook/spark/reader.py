@@ -247,7 +247,7 @@ class BatchReader(DataSourceReader):
         if not parts:
             length = client.xlen(stream)
             parts = min(MAX_AUTO_PARTITIONS, max(1, -(-length // ENTRIES_PER_PARTITION)))
-        start = _before(first_id)
+        start = ids.predecessor(first_id)
         return [RangePartition(stream, ids.fmt(lo), ids.fmt(hi))
                 for lo, hi in ids.split(start, last_id, parts)]
 
@@ -255,13 +255,3 @@ class BatchReader(DataSourceReader):
         if partition.start == partition.end:
             return iter(())
         return read_partition(self.connection, self.rows, partition, self.read_count)
-
-
-def _before(entry_id: StreamId) -> StreamId:
-    """The exclusive start that includes ``entry_id`` (0-0 cannot be an entry)."""
-    ms, seq = entry_id
-    if seq:
-        return ms, seq - 1
-    if ms:
-        return ms - 1, ids.U64_MAX
-    return ids.ZERO

@@ -19,7 +19,6 @@ from pyspark.sql.types import StructType
 
 DEFAULT_SCHEMA = "stream STRING, id STRING, ts TIMESTAMP, fields MAP<STRING, STRING>"
 DEFAULT_COLUMNS = ["stream", "id", "ts", "fields"]
-METADATA_COLUMNS = ("_stream", "_id", "_ts")
 
 # One entry as XRANGE returns it through redis-py: (b"ms-seq", [field, value, ...]).
 Entry = tuple[bytes, Sequence[bytes]]

@@ -18,7 +18,7 @@ before 8.6) get at-least-once only: asking them for exactly-once is an error say
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import hiredis
@@ -50,10 +50,9 @@ DEFAULT_PIPELINE = 1000
 
 @dataclass
 class WriteResult(WriterCommitMessage):
-    """What one task wrote: how many entries, and per stream the first and last new ID."""
+    """What one task wrote: how many entries."""
 
     entries: int
-    ranges: dict[str, tuple[str, str]]
 
 
 class _Sink:
@@ -117,7 +116,6 @@ class _Sink:
         producer = task[0] if exactly_once else None
         wire = Wire(self.connection)
         configured: set[bytes] = set()
-        ranges: dict[str, tuple[str, str]] = {}
         trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
         written = 0
         try:
@@ -151,7 +149,7 @@ class _Sink:
                             b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
                             % (argc, len(key), key, trim, idmp, bodies[i]))
                     wire.sock.sendall(b"".join(commands))
-                    self._record(keys[low:high], wire.replies(len(commands)), ranges)
+                    self._check(keys[low:high], wire.replies(len(commands)))
                     written += high - low
                     if written == self.fail_after and self._fail_now(wire, task[1]):
                         raise RuntimeError(f"injected failure after {written} rows (option "
@@ -159,24 +157,14 @@ class _Sink:
                     low = high
         finally:
             wire.close()
-        return WriteResult(written, ranges)
+        return WriteResult(written)
 
     @staticmethod
-    def _record(keys: list[bytes], replies: list[object],
-                ranges: dict[str, tuple[str, str]]) -> None:
-        """Check a pipeline's replies and note the first and last new ID per stream."""
+    def _check(keys: list[bytes], replies: list[object]) -> None:
+        """Every XADD of a pipeline must have returned its new ID."""
         for key, reply in zip(keys, replies, strict=True):
             if type(reply) is not bytes:
                 raise ConnectorError(f"XADD to {key.decode('utf-8', 'replace')} failed: {reply}")
-        if len(set(keys)) == 1:  # one target stream: its first and last new IDs
-            pairs: Iterable[tuple[bytes, object]] = ((keys[0], replies[0]),
-                                                     (keys[-1], replies[-1]))
-        else:
-            pairs = zip(keys, replies, strict=True)
-        for key, reply in pairs:
-            name, new = key.decode("utf-8", "replace"), reply.decode()  # type: ignore[attr-defined]
-            low, _ = ranges.get(name, (new, new))
-            ranges[name] = (low, new)
 
     @staticmethod
     def _fail_now(wire: Wire, scope: str) -> bool:

@@ -10,7 +10,7 @@ deletes are O(log n) and range scans (XPENDING, history reads) walk IDs in order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
@@ -35,14 +35,6 @@ class Consumer:
         self.active_time = -1  # last successful interaction; -1 = never
         self.slot = slot  # how the group's PEL names this consumer as an owner
         self.pel = IdSet()  # IDs of the entries it owns
-
-
-class Pending(NamedTuple):
-    """A read-only view of one pending record."""
-
-    delivery_time: int  # ms of the last delivery (0 once released by XNACK)
-    delivery_count: int
-    consumer: Consumer | None  # the owner; None once released
 
 
 class Group:
@@ -94,15 +86,6 @@ class Group:
         return len(consumer.pel)
 
     # -- pending records ------------------------------------------------------------------
-
-    def pending(self, entry_id: int) -> Pending | None:
-        """The record of ``entry_id``, or None when it is not pending."""
-        record = self.pel.get(entry_id)
-        if record is None:
-            return None
-        _, delivery_time, delivery_count, slot = record
-        return Pending(delivery_time, delivery_count,
-                       self.owners[slot] if slot != NO_OWNER else None)
 
     def owner_name(self, slot: int) -> bytes:
         """The name of the owner in ``slot`` (empty once released), for replies."""
