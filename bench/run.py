@@ -3,6 +3,7 @@
     python -m bench.run [--repeat 3] [--tests ping_mbulk,set,get,incr,mset] [--pipelines 1,16]
     python -m bench.run --suite streams [--stream-entries 100000] [--servers redis]
     python -m bench.run --suite groups [--stream-entries 100000]
+    python -m bench.run --suite herd
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
@@ -14,7 +15,8 @@ redis-benchmark, and ``xscan``: fill a fresh pair of servers with ``--stream-ent
 memory per entry, full XRANGE scan; see ``bench/streams.py``), ``groups`` (``xgroup_worker``:
 an XREADGROUP COUNT 100 + XACK worker loop consuming a stream of ``--stream-entries`` readings, and
 ``xgroup_pending``: memory per pending entry; see ``bench/groups.py``), ``all`` (the default: all
-three).
+three). ``herd`` (not in ``all``): server CPU per entry delivered to 1 to 3,000 consumers parked
+on blocking XREADGROUP, a fresh server per size; ``python -m bench.herd`` for its own options.
 ``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
 how the stream rows were developed before Brook had stream commands.
 """
@@ -38,7 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import groups, streams
+from bench import groups, herd, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -52,6 +54,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "streams": streams.STREAM_TESTS,
     "groups": groups.GROUP_TESTS,
     "all": DEFAULT_TESTS + streams.STREAM_TESTS + groups.GROUP_TESTS,
+    "herd": herd.HERD_TESTS,
 }
 SERVERS = ("brook", "redis")
 
@@ -191,7 +194,8 @@ def main() -> None:
         sys.exit(f"--servers takes a comma-separated subset of {','.join(SERVERS)}")
     tests = options.tests.split(",") if options.tests else list(SUITES[options.suite])
     bench_tests = [test for test in tests
-                   if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS]
+                   if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS
+                   and test not in herd.HERD_TESTS]
     scan = streams.SCAN_TEST in tests and options.stream_entries > 0
     worker = groups.WORKER_TEST in tests and options.stream_entries > 0
     pending = groups.PENDING_TEST in tests and options.stream_entries > 0
@@ -200,6 +204,7 @@ def main() -> None:
     results: dict[str, dict[str, list[float]]] = {}
     scan_results: dict[str, dict[str, list[float]]] = {}
     group_results: dict[str, dict[str, list[float]]] = {}
+    herd_runs: list[herd.HerdRun] = []
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
             targets = start_targets(Path(workdir), brook_args, servers)
@@ -245,6 +250,9 @@ def main() -> None:
                     options.stream_entries, print_row)
             finally:
                 stop_targets(targets)
+        if herd.HERD_TEST in tests:  # a fresh server per size and server, started by bench.herd
+            herd_runs = herd.run_herd(list(herd.DEFAULT_SIZES), herd.DEFAULT_ENTRIES, servers,
+                                      Path(workdir), options.repeat)
     print()
     print(f"Machine: {machine_description()}")
     if results:
@@ -265,8 +273,15 @@ def main() -> None:
               f"memory: one pass per server. The ratio column means nothing on the CPU rows.")
         print()
         print(markdown_table(group_results, "measure", ""))
+    if herd_runs:
+        print()
+        print(f"Thundering herd: {herd.DEFAULT_ENTRIES:,} XADDs one at a time, N consumers parked "
+              f"on XREADGROUP BLOCK 0; server CPU µs per delivered entry, median of {options.repeat}.")
+        print()
+        print(herd.table(herd_runs, servers))
     if options.json:
-        Path(options.json).write_text(json.dumps(results | scan_results | group_results, indent=2))
+        Path(options.json).write_text(json.dumps(
+            results | scan_results | group_results | herd.rows(herd_runs), indent=2))
 
 
 def number(value: float) -> str:

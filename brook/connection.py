@@ -23,6 +23,7 @@ from brook.protocol import resp
 from brook.protocol.requests import ProtocolError, RequestParser
 
 if TYPE_CHECKING:
+    from brook.blocking import Waiter
     from brook.server import Server
 
 _perf = time.perf_counter
@@ -88,6 +89,11 @@ class Client(asyncio.Protocol):
         self.created = time.time()
         self.last_interaction = self.created
         self.last_cmd: Command | None = None  # CLIENT LIST's cmd=
+        # Parked by a blocking command (brook.blocking); what it sends meanwhile waits in
+        # ``parser`` until it is served.
+        self.blocked: Waiter | None = None
+        self.reprocessing = False  # its parked command is being run again to serve it
+        self.in_exec = False  # running EXEC's queue: blocking commands must not block
         self.slow = not self.authenticated  # True: every request takes the general path
 
     # -- connection lifecycle -------------------------------------------------------------------
@@ -116,6 +122,18 @@ class Client(asyncio.Protocol):
             self.closed = True
         self.server.forget(self)
 
+    def unblocked(self) -> None:
+        """Its parked command replied (brook.blocking): send that, then run what it sent
+        meanwhile, on the next loop turn (never inside another client's command)."""
+        self.refresh_mode()
+        self.flush()
+        if self.parser is not None and self.server.loop is not None:
+            self.server.loop.call_soon(self._resume)
+
+    def _resume(self) -> None:
+        if self.blocked is None and self.parser is not None and not self.closed:
+            self._drain_parser()
+
     def pause_writing(self) -> None:
         # The peer stopped reading: stop reading its requests too, so replies cannot pile up.
         if self.transport is not None:
@@ -133,6 +151,8 @@ class Client(asyncio.Protocol):
     def kill(self) -> None:
         """Close now (CLIENT KILL, timeouts, SHUTDOWN)."""
         self.closing = True
+        if self.blocked is not None:
+            self.server.blocking.forget(self)
         self.flush()
         if self.transport is not None:
             self.transport.close()
@@ -141,6 +161,7 @@ class Client(asyncio.Protocol):
         """Recompute whether requests may take the fast path."""
         self.slow = bool(
             self.closing
+            or self.blocked is not None
             or not self.authenticated
             or self.in_multi
             or self.reply_mode != REPLY_ON
@@ -164,6 +185,7 @@ class Client(asyncio.Protocol):
         reader.feed(data)
         out = self.out
         table = self.table
+        ready = server.keyspace.ready
         perf = _perf
         slowlog_threshold = server.slowlog_threshold
         join = b"".join
@@ -211,7 +233,11 @@ class Client(asyncio.Protocol):
                     reply = self.execute(request)
                     if reply is not None:
                         out.append(reply)
+                    if ready:
+                        server.blocking.serve_ready()
                     clock = perf()
+                    if self.blocked is not None:
+                        break
                     continue
                 last_cmd = cmd
                 if cmd.is_fast:
@@ -231,23 +257,30 @@ class Client(asyncio.Protocol):
                         fast_others[cmd] = fast_others.get(cmd, 0) + 1
                     fast_request = request
                     clock = 0.0  # stale: the next timed command reads the clock first
+                    if ready:
+                        server.blocking.serve_ready()
                     continue
                 if not clock:
                     clock = perf()
                 try:
-                    out.append(cmd.handler(self, request))
+                    reply = cmd.handler(self, request)
                 except CommandError as err:
-                    out.append(server.error_reply(err.message, cmd))
+                    reply = server.error_reply(err.message, cmd)
                 except Exception as err:  # a bug must cost one reply, never the server
-                    out.append(server.internal_error(cmd, err))
+                    reply = server.internal_error(cmd, err)
                 now = perf()
                 elapsed = now - clock
                 clock = now
                 timed += elapsed
+                if reply is None:  # parked: its later requests wait until it is served
+                    break
+                out.append(reply)
                 cmd.calls += 1
                 cmd.seconds += elapsed
                 if elapsed > slowlog_threshold:
                     server.slowlog_add(self, cmd, request, elapsed)
+                if ready:
+                    server.blocking.serve_ready()
         except hiredis.ProtocolError:
             # hiredis only says "bad length": the exact parser re-reads the bad request and
             # produces Redis's precise text.
@@ -263,6 +296,13 @@ class Client(asyncio.Protocol):
             )
         if reparse:
             self._reparse_after(data, completed)
+            return
+        if self.blocked is not None:
+            # Parked mid-read: what follows the blocking request waits in the exact parser
+            # (hiredis stopped right after that request, so it holds exactly the rest).
+            if reader.has_data():
+                self._hold_after(data, completed)
+            self.flush()
             return
         if failure is not None:
             self.protocol_error(str(failure))
@@ -314,6 +354,12 @@ class Client(asyncio.Protocol):
         hiredis was idle when this read began (it only ever sees reads that start a request),
         so the read's first byte is a request boundary.
         """
+        if self._hold_after(data, completed):
+            self._drain_parser()
+
+    def _hold_after(self, data: bytes, completed: int) -> bool:
+        """Give the exact parser what follows the first ``completed`` requests of ``data``,
+        without running it; False when that fails (the client was told and is closing)."""
         self.reader = hiredis.Reader()
         parser = RequestParser()
         parser.feed(data)
@@ -324,10 +370,10 @@ class Client(asyncio.Protocol):
             # hiredis accepted a request Redis rejects (e.g. "+PING" instead of "$4 PING").
             self.protocol_error(str(err))
             self.flush()
-            return
+            return False
         self.parser = parser
         self.slow = True
-        self._drain_parser()
+        return True
 
     def _data_received_slow(self, data: bytes) -> None:
         if self.closing:
@@ -335,6 +381,13 @@ class Client(asyncio.Protocol):
         if self.parser is None:
             self.parser = RequestParser()
         self.parser.feed(data)
+        if self.blocked is not None:
+            # Parked: keep it for later, within the query buffer limit (as Redis does).
+            if self.parser.buffered() > self.server.config.client_query_buffer_limit:
+                self.server.log("warning", "Closing client that reached max query buffer "
+                                           f"length: {self.addr}")
+                self.kill()
+            return
         self._drain_parser()
 
     def _drain_parser(self) -> None:
@@ -343,7 +396,8 @@ class Client(asyncio.Protocol):
         assert parser is not None
         config = self.server.config
         out = self.out
-        while not self.closing:
+        ready = self.server.keyspace.ready
+        while not self.closing and self.blocked is None:
             try:
                 request = parser.next_request(config.proto_max_bulk_len, not self.authenticated)
             except ProtocolError as err:
@@ -354,7 +408,10 @@ class Client(asyncio.Protocol):
             reply = self.execute(request)
             if reply is not None:
                 out.append(reply)
-        if not self.closing and parser.buffered() > config.client_query_buffer_limit:
+            if ready:
+                self.server.blocking.serve_ready()
+        if (not self.closing and self.blocked is None
+                and parser.buffered() > config.client_query_buffer_limit):
             self.server.log(
                 "warning", f"Closing client that reached max query buffer length: {self.addr}"
             )
@@ -423,6 +480,11 @@ class Client(asyncio.Protocol):
             self.last_cmd = cmd
             return self._apply_reply_mode(resp.QUEUED)
         reply = self.call(cmd, args)
+        if reply is None:  # parked: the reply mode in force now applies to its reply
+            if self.blocked is not None:
+                self.blocked.silent = self.reply_mode != REPLY_ON
+            self._apply_reply_mode(None)
+            return None
         return self._apply_reply_mode(reply)
 
     def _reject(self, message: str, cmd: Command | None) -> bytes | None:
@@ -441,7 +503,7 @@ class Client(asyncio.Protocol):
             self.refresh_mode()
         return None
 
-    def call(self, cmd: Command, args: list[bytes]) -> bytes:
+    def call(self, cmd: Command, args: list[bytes]) -> bytes | None:
         """Run a command that passed every check (also used by EXEC for queued commands)."""
         server = self.server
         self.last_cmd = cmd
@@ -462,6 +524,8 @@ class Client(asyncio.Protocol):
         elapsed = _perf() - started
         if saved_access is not None:
             self.db.restore_access(saved_access)
+        if reply is None:
+            return None  # parked: counted when it is served
         cmd.calls += 1
         cmd.seconds += elapsed
         if elapsed > server.slowlog_threshold:

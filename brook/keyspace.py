@@ -317,7 +317,7 @@ class Database:
 
     __slots__ = (
         "index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl",
-        "key_index", "indexed_data", "field_indexes", "access",
+        "key_index", "indexed_data", "field_indexes", "access", "blocking",
     )
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
@@ -339,6 +339,9 @@ class Database:
         # key -> the LRU clock (seconds) of its last access, for OBJECT IDLETIME. Every clock
         # value stored is the one shared int object, so an entry costs one dict slot.
         self.access: dict[bytes, int] = {}
+        # key -> the clients parked on it (brook.blocking.KeyWaiters); empty unless a blocking
+        # command waits, so writers test ``if db.blocking`` before signalling.
+        self.blocking: dict[bytes, object] = {}
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -479,6 +482,8 @@ class Database:
             self.field_indexes.pop(key, None)
         if self.watchers:
             self.touch(key)
+        if self.blocking:
+            self.signal_ready(key)
 
     def delete(self, key: bytes) -> bool:
         """Remove a key; True when it existed (an expired key does not count)."""
@@ -502,6 +507,8 @@ class Database:
             self.key_index.discard(key)
         if self.field_indexes:
             self.field_indexes.pop(key, None)
+        if self.blocking:
+            self.signal_ready(key)
 
     def set_expire(self, key: bytes, deadline_ms: int) -> None:
         self.expires[key] = deadline_ms
@@ -536,6 +543,9 @@ class Database:
             for key in list(self.watchers):
                 if key in self.data:
                     self.touch(key)
+        for key in self.blocking:
+            if key in self.data:
+                self.signal_ready(key)
         self.data = {}
         self.access = {}
         self.expires = {}
@@ -545,6 +555,13 @@ class Database:
         return removed
 
     # -- signals ----------------------------------------------------------------------------
+
+    def signal_ready(self, key: bytes) -> None:
+        """``key`` was written, replaced or removed: clients parked on it get a look once the
+        current command ends (Redis's signalKeyAsReady). Writers call it only when
+        ``self.blocking`` is non-empty, so a server with nobody parked pays one test."""
+        if key in self.blocking:
+            self.keyspace.ready[(self, key)] = None
 
     def touch(self, key: bytes, by_expiry: bool = False) -> None:
         """A key changed: transactions WATCHing it will fail (Redis's touchWatchedKey)."""
@@ -602,6 +619,9 @@ class Keyspace:
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
         self.on_flush: list[Callable[[], None]] = []
+        # (database, key) signalled since parked clients were last served, in signal order
+        # (a dict used as an ordered set).
+        self.ready: dict[tuple[Database, bytes], None] = {}
 
     def __getitem__(self, index: int) -> Database:
         return self.databases[index]
@@ -616,6 +636,8 @@ class Keyspace:
             for key in list(db.watchers):
                 if key in a.data or key in b.data:
                     db.touch(key)
+            for key in db.blocking:  # parked clients stay on their index and see the other data
+                db.signal_ready(key)
         a.data, b.data = b.data, a.data
         a.access, b.access = b.access, a.access
         a.expires, b.expires = b.expires, a.expires

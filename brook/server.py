@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from brook import commands
+from brook.blocking import Blocking
 from brook.commands.registry import COMMANDS, Command
 from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
@@ -102,6 +103,7 @@ class Server:
         commands.load_all()
         self.config = config
         self.keyspace = Keyspace(config.databases)
+        self.blocking = Blocking(self)
         self.command_table = commands.registry.lookup_table()
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
@@ -235,6 +237,8 @@ class Server:
         if self.clients.pop(client.id, None) is None:
             return
         client.unwatch_all()
+        if client.blocked is not None:
+            self.blocking.forget(client)
         if client.is_monitor:
             self.remove_monitor(client)
 
@@ -548,7 +552,7 @@ class Server:
 
 def _is_waiting(client: Client) -> bool:
     """Blocked and Pub/Sub clients are exempt from the idle timeout, as in Redis."""
-    return bool(getattr(client, "blocked", False) or getattr(client, "subscriptions", 0))
+    return bool(client.blocked is not None or getattr(client, "subscriptions", 0))
 
 
 def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:

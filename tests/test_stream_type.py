@@ -185,6 +185,7 @@ class StreamMachine(RuleBasedStateMachine):
         assert s.first_id() == next(iter(self.model), 0)
         assert s.max_deleted_id == self.max_deleted
         assert s.entries_added == self.added
+        assert s.last_live_id() == max(self.model, default=0)
         if self.model:
             assert s.last_id >= max(self.model)
         check_structure(s)

@@ -16,6 +16,8 @@ FAMILIES = (
     "scan",
     "strings",
     "hashes",
+    "lists",
+    "list_blocking",
     "streams",
     "stream_groups",
 )

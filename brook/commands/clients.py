@@ -18,7 +18,13 @@ from brook import connection as connection_module
 from brook.commands.args import parse_int, text
 from brook.commands.connection import check_client_name
 from brook.commands.introspection import help_reply
-from brook.commands.registry import SYNTAX_ERROR, CommandError, command, container
+from brook.commands.registry import (
+    SYNTAX_ERROR,
+    CommandError,
+    command,
+    container,
+    subcommand_error,
+)
 from brook.connection import REPLY_OFF, REPLY_ON, REPLY_SKIP
 from brook.protocol import resp
 
@@ -322,6 +328,27 @@ def client_kill(client: Client, args: list[bytes]) -> bytes:
             _kill(candidate, client)
             killed += 1
     return resp.integer(killed)
+
+
+@command("client|unblock", arity=-3, flags=_ADMIN, acl=_ADMIN_ACL, since="5.0.0",
+         summary="Unblocks a client blocked by a blocking command from a different connection.",
+         complexity="O(log N) where N is the number of client connections",
+         syntax="client-id [TIMEOUT | ERROR]")
+def client_unblock(client: Client, args: list[bytes]) -> bytes:
+    client_id = parse_int(args[2])
+    with_error = False
+    if len(args) == 4:
+        reason = args[3].lower()
+        if reason not in (b"timeout", b"error"):
+            raise CommandError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        with_error = reason == b"error"
+    elif len(args) > 4:
+        raise subcommand_error(args, "CLIENT")
+    target = client.server.clients.get(client_id)
+    if target is None or target.blocked is None:
+        return resp.ZERO
+    client.server.blocking.unblock(target, with_error)
+    return resp.ONE
 
 
 # ---------------------------------------------------------------------------------------------

@@ -192,20 +192,22 @@ def _section_clients(server: Server) -> list[str]:
     clients = server.clients.values()
     watching = sum(1 for c in clients if c.watched)
     watched_keys = sum(len(db.watchers) for db in server.keyspace.databases)
+    blocking_keys, blocking_on_nokey = server.blocking.blocking_keys()
+    in_timeout = sum(1 for c in clients if c.blocked is not None and c.blocked.deadline)
     return [
         f"connected_clients:{len(server.clients)}",
         "cluster_connections:0",
         f"maxclients:{server.config.maxclients}",
         "client_recent_max_input_buffer:0",
         "client_recent_max_output_buffer:0",
-        "blocked_clients:0",
+        f"blocked_clients:{server.blocking.parked}",
         "tracking_clients:0",
         "pubsub_clients:0",
         f"watching_clients:{watching}",
-        "clients_in_timeout_table:0",
+        f"clients_in_timeout_table:{in_timeout}",
         f"total_watched_keys:{watched_keys}",
-        "total_blocking_keys:0",
-        "total_blocking_keys_on_nokey:0",
+        f"total_blocking_keys:{blocking_keys}",
+        f"total_blocking_keys_on_nokey:{blocking_on_nokey}",
     ]
 
 

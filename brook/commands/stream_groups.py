@@ -1,5 +1,5 @@
-"""Consumer-group commands: XGROUP, XREADGROUP (without BLOCK), XACK, XPENDING and XINFO
-GROUPS / CONSUMERS (plus the groups part of XINFO STREAM FULL).
+"""Consumer-group commands: XGROUP, XREADGROUP (BLOCK: :mod:`brook.blocking`), XACK,
+XPENDING and XINFO GROUPS / CONSUMERS (plus the groups part of XINFO STREAM FULL).
 
 The structures are in :mod:`brook.types.groups`; replies, error texts and the order of checks
 follow ``t_stream.c``.
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
+from brook import blocking
 from brook.commands import streams
 from brook.commands.args import parse_int, text
 from brook.commands.introspection import help_reply
@@ -189,6 +190,7 @@ def xgroup_destroy(client: Client, args: list[bytes]) -> bytes:
         return resp.ZERO
     del stream.groups[args[3]]  # type: ignore[union-attr]
     client.db.modified(args[2])
+    client.db.signal_ready(args[2])  # its parked readers are told it is gone
     client.server.dirty += 1
     return resp.ONE
 
@@ -406,8 +408,13 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
             continue  # MAXCOUNT/MAXSIZE already spent on earlier streams
         served.append((key, n, pieces))
         db.modified(key)
+        if db.blocking:
+            blocking.pending_changed(db, key)
     if not served:
-        return resp.null_array(client.protocol)
+        if parsed.block is None:
+            return resp.null_array(client.protocol)
+        return blocking.block(client, COMMANDS["xreadgroup"], args, list(keys), blocking.GROUP,
+                              parsed.block, group=group_name, claim=parsed.claim)
     client.server.dirty += 1
     proto = client.protocol
     out = [b"*%d\r\n" % len(served) if proto == 2 else b"%%%d\r\n" % len(served)]
@@ -868,4 +875,6 @@ def xnack(client: Client, args: list[bytes]) -> bytes:
     if released:
         client.db.modified(args[1])
         client.server.dirty += 1
+        if client.db.blocking:
+            blocking.pending_changed(client.db, args[1])
     return resp.integer(released)

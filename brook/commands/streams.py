@@ -1,5 +1,6 @@
 """Stream commands that need no consumer group: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XDELEX,
-XTRIM, XSETID, XCFGSET, XREAD (without BLOCK) and XINFO STREAM / HELP.
+XTRIM, XSETID, XCFGSET, XREAD (BLOCK parks the client: :mod:`brook.blocking`) and XINFO
+STREAM / HELP.
 
 The stream itself is :class:`brook.types.stream.Stream` (IDs are ints inside, ``b"ms-seq"`` on
 the wire). Replies and error texts follow ``t_stream.c``; where the order of checks decides
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from brook import blocking
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
@@ -182,6 +184,8 @@ def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
     db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
+    if db.blocking:
+        db.signal_ready(key)
     return _id_reply(entry_id)
 
 
@@ -239,6 +243,8 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
+    if db.blocking:
+        db.signal_ready(key)
     return _id_reply(entry_id)
 
 
@@ -522,8 +528,28 @@ class ReadArgs:
     claim: int | None = None  # XREADGROUP CLAIM min-idle-time (8.4)
 
 
+# Parsed options of recent XREAD/XREADGROUP requests. A blocked consumer sends the very same
+# request again after each delivery, and a parked one is parsed again when served: both find
+# their options here. Entries are never changed once made (ReadArgs is read-only after parsing).
+_PARSED: dict[tuple[bool, tuple[bytes, ...]], ReadArgs] = {}
+_PARSED_MAX = 4096
+
+
 def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
-    """Options up to STREAMS, with Redis's error for each misuse."""
+    """Options up to STREAMS, with Redis's error for each misuse (memoised per request)."""
+    if len(args) > 32:
+        return _parse_read_args(args, grouped)
+    memo_key = (grouped, tuple(args))
+    parsed = _PARSED.get(memo_key)
+    if parsed is None:
+        parsed = _parse_read_args(args, grouped)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[memo_key] = parsed
+    return parsed
+
+
+def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
     parsed = ReadArgs()
     name = "xreadgroup" if grouped else "xread"
     argc = len(args)
@@ -532,9 +558,7 @@ def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
         more = argc - i - 1
         opt = args[i].lower()
         if opt == b"block" and more:
-            parsed.block = parse_int(args[i + 1], "ERR timeout is not an integer or out of range")
-            if parsed.block < 0:
-                raise CommandError("ERR timeout is negative")
+            parsed.block = blocking.parse_timeout(args[i + 1], seconds=False)
             i += 2
         elif opt == b"count" and more:
             parsed.count = max(parse_int(args[i + 1]), 0)
@@ -612,7 +636,8 @@ def xread(client: Client, args: list[bytes]) -> bytes:
     # First pass: types and IDs (errors before any reply), as Redis.
     starts: list[int | None] = []  # read after this ID; None = '+' (the last entry)
     streams: list[Stream | None] = []
-    for key, id_arg in zip(keys, args[streams_at + nstreams:], strict=True):
+    id_args = args[streams_at + nstreams:]
+    for key, id_arg in zip(keys, id_args, strict=True):
         stream = read_stream(db, key)
         streams.append(stream)
         if id_arg == b"$":
@@ -657,7 +682,9 @@ def xread(client: Client, args: list[bytes]) -> bytes:
             served.append((key, n, entries))
             total += n
     if not served:
-        return resp.null_array(client.protocol)
+        if parsed.block is None:
+            return resp.null_array(client.protocol)
+        return _block_xread(client, args, keys, id_args, streams, starts, parsed.block)
     out = [b"*%d\r\n" % len(served) if client.protocol == 2 else b"%%%d\r\n" % len(served)]
     for key, n, entries in served:
         if client.protocol == 2:
@@ -665,6 +692,23 @@ def xread(client: Client, args: list[bytes]) -> bytes:
         out.append(b"$%d\r\n%s\r\n*%d\r\n" % (len(key), key, n))
         out += entries
     return b"".join(out)
+
+
+def _block_xread(client: Client, args: list[bytes], keys: list[bytes], id_args: list[bytes],
+                 streams: list[Stream | None], starts: list[int | None],
+                 timeout: int) -> bytes | None:
+    """Park an XREAD that found nothing. ``$`` and ``+`` become the last ID they stood for,
+    in the command itself, so that running it again when served reads what came after."""
+    afters: list[int] = []
+    first_id = len(args) - len(id_args)
+    for position, (stream, after) in enumerate(zip(streams, starts, strict=True)):
+        if after is None:  # '+' on an empty stream: wait for the next entry, as '$'
+            after = stream.last_id if stream is not None else 0
+        if id_args[position] in (b"$", b"+"):
+            args[first_id + position] = format_id(after)
+        afters.append(after)
+    return blocking.block(client, COMMANDS["xread"], args, list(keys), blocking.READ, timeout,
+                          afters=afters)
 
 
 COMMANDS["xread"].find_keys = streams_key_positions

@@ -143,6 +143,8 @@ def set_(client: Client, args: list[bytes]) -> bytes:
     db.access[key] = db.keyspace.lru_clock
     if db.expires:
         _forget_ttl(db, key)
+    if db.blocking:
+        db.signal_ready(key)  # a stream replaced: its group readers are told
     if db.field_indexes:
         db.field_indexes.pop(key, None)  # an HSCAN index of a hash this SET replaces
     if db.watchers:
@@ -375,7 +377,7 @@ def mset(client: Client, args: list[bytes]) -> bytes:
     if not len(args) & 1:
         _pairs_arity_check(args, "mset")
     db = client.db
-    if not db.expires and not db.watchers and not db.field_indexes:
+    if not db.expires and not db.watchers and not db.field_indexes and not db.blocking:
         data = db.data
         access = db.access
         clock = db.keyspace.lru_clock
@@ -395,6 +397,8 @@ def mset(client: Client, args: list[bytes]) -> bytes:
                 _forget_ttl(db, key)
             if watchers or db.field_indexes:
                 db.modified(key)
+            if db.blocking:
+                db.signal_ready(key)
     client.server.dirty += len(args) >> 1
     return OK
 

@@ -82,9 +82,13 @@ def exec_(client: Client, args: list[bytes]) -> bytes:
     client.in_multi = False
     client.multi_queue = []
     client.unwatch_all()  # as Redis: the keys are released before the commands run
-    replies = [client.call(cmd, request) for cmd, request in queue]
+    client.in_exec = True  # blocking commands reply at once instead of parking
+    try:
+        replies = [client.call(cmd, request) for cmd, request in queue]
+    finally:
+        client.in_exec = False
     _leave_multi(client)
-    return b"*%d\r\n%s" % (len(replies), b"".join(replies))
+    return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]
 
 
 @command(

@@ -792,6 +792,10 @@ class Stream:
         """ID of the last entry not deleted (Redis's streamLastValidID), 0 when empty."""
         if not self.length:
             return 0
+        node = self._nodes[-1]
+        rows = node.rows
+        if node.live and rows is not None and rows[-1] is not None:
+            return node.ids[-1]  # type: ignore[index]  # the open node's newest entry is live
         return self.range(0, MAX_ID, 1, reverse=True)[0][0]
 
     # -- introspection ---------------------------------------------------------------------------

@@ -1,0 +1,446 @@
+"""Parked clients: who waits on which key, and who is served when a key becomes ready.
+
+Redis parks a client on every key its blocking command names and, when a write signals one of
+those keys, re-runs the command of *every* client parked on it (seeds 000 and 002; since Redis
+7.2 each of them re-executes in full). One XADD to a stream with N consumers of a group parked
+on it therefore costs N command executions, of which one delivers the entry and N-1 find
+nothing and park again: the thundering herd. Brook keeps Redis's visible behaviour and serves
+from per-key queues instead:
+
+* ``pops``: list pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) in arrival order. While the
+  list has elements, the longest-waiting client runs its command; each run takes at least one
+  element, so the work done is what was delivered.
+* ``groups``: XREADGROUP ``>`` readers, one FIFO per consumer group. While the group has entries
+  it has not delivered, the first reader of that group runs its command and takes what its
+  COUNT allows; k new entries serve at most k readers of each group. The other readers are not
+  touched: no reply, no re-execution, their deadlines unchanged.
+* ``readers``: plain XREAD readers in a heap ordered by the ID they read after. Every reader
+  whose ID is below the stream's last ID wants the new entries, so they are popped and served;
+  a reader waiting for an ID further ahead is not looked at.
+
+A served client runs its own command again (``client.reprocessing``): the reply is exactly what
+the command returns when it does not block, COUNT/MAXCOUNT/MAXSIZE and CLAIM included. A run
+that still finds nothing returns None and the client stays where it is, so nobody ever gets an
+empty reply before its deadline. Deadlines are event-loop timers set once at parking time.
+
+Keys are signalled by :meth:`brook.keyspace.Database.signal_ready` (writes, deletions, type
+changes, FLUSH, SWAPDB) and served by :meth:`Blocking.serve_ready`, which the connection calls
+after each command, as Redis's processCommand calls handleClientsBlockedOnKeys.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from brook.commands.args import parse_int
+from brook.commands.registry import CommandError
+from brook.commands.strings import parse_long_double
+from brook.keyspace import TYPE_NAMES, Database, now_ms
+from brook.protocol import resp
+
+if TYPE_CHECKING:
+    from brook.commands.registry import Command
+    from brook.connection import Client
+    from brook.server import Server
+    from brook.types.groups import Group
+    from brook.types.stream import Stream
+
+Handler = Callable[["Client", list[bytes]], "bytes | None"]
+
+NO_STREAM = "UNBLOCKED the stream key no longer exists"
+NO_GROUP = "NOGROUP the consumer group this client was blocked on no longer exists"
+UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+# The heap of plain readers is rebuilt when dead entries (readers served through another key,
+# timed out or gone) outnumber the live ones by this much.
+_HEAP_SLACK = 64
+
+POP, READ, GROUP = 0, 1, 2  # what a waiter waits for
+
+
+class Waiter:
+    """One parked client: its command (run again when served), keys and deadline."""
+
+    __slots__ = ("client", "cmd", "args", "db", "keys", "kind", "group", "claim", "afters",
+                 "deadline", "timer", "seq", "active", "silent", "parked_at")
+
+    def __init__(self, client: Client, cmd: Command, args: list[bytes], keys: list[bytes],
+                 kind: int) -> None:
+        self.client = client
+        self.cmd = cmd
+        self.args = args
+        self.db: Database = client.db
+        self.keys = keys
+        self.kind = kind
+        self.group: bytes | None = None  # XREADGROUP's group
+        self.claim: int | None = None  # XREADGROUP CLAIM min-idle-time
+        self.afters: list[int] = []  # XREAD: the ID read after, per key
+        self.deadline = 0.0  # event-loop time; 0 = none
+        self.timer: object | None = None
+        self.seq = 0
+        self.active = True
+        self.silent = False  # CLIENT REPLY OFF/SKIP was in force when it parked
+        self.parked_at = time.perf_counter()
+
+
+class KeyWaiters:
+    """The clients parked on one key of one database."""
+
+    __slots__ = ("pops", "groups", "readers", "live_readers", "claimers", "claim_timer")
+
+    def __init__(self) -> None:
+        self.pops: OrderedDict[Waiter, None] = OrderedDict()
+        self.groups: dict[bytes, OrderedDict[Waiter, None]] = {}
+        self.readers: list[tuple[int, int, Waiter]] = []  # heap of (after ID, seq, waiter)
+        self.live_readers = 0
+        self.claimers = 0  # XREADGROUP CLAIM waiters among ``groups``
+        self.claim_timer: object | None = None
+
+    def __len__(self) -> int:
+        return len(self.pops) + self.live_readers + sum(map(len, self.groups.values()))
+
+
+def _first(queue: OrderedDict[Waiter, None]) -> Waiter:
+    return next(iter(queue))
+
+
+class Blocking:
+    """Every parked client of the server, and the serving of ready keys."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.ready = server.keyspace.ready
+        self.parked = 0
+        self._seq = itertools.count()
+
+    # -- parking ------------------------------------------------------------------------------
+
+    def park(self, waiter: Waiter, timeout_ms: int) -> None:
+        """Register ``waiter`` on its keys; ``timeout_ms`` 0 waits forever."""
+        client = waiter.client
+        db = waiter.db
+        waiter.seq = next(self._seq)
+        for position, key in enumerate(waiter.keys):
+            waiters = db.blocking.get(key)
+            if waiters is None:
+                waiters = db.blocking[key] = KeyWaiters()
+            assert isinstance(waiters, KeyWaiters)
+            if waiter.kind == POP:
+                waiters.pops[waiter] = None
+            elif waiter.kind == GROUP:
+                assert waiter.group is not None
+                queue = waiters.groups.get(waiter.group)
+                if queue is None:
+                    queue = waiters.groups[waiter.group] = OrderedDict()
+                queue[waiter] = None
+                if waiter.claim is not None:
+                    waiters.claimers += 1
+                    self._arm_claim_timer(db, key, waiters)
+            else:
+                heapq.heappush(waiters.readers, (waiter.afters[position], waiter.seq, waiter))
+                waiters.live_readers += 1
+        loop = self.server.loop
+        if timeout_ms and loop is not None:
+            # The loop's clock is CLOCK_MONOTONIC cached per loop turn: read the real one.
+            waiter.deadline = time.monotonic() + timeout_ms / 1000
+            waiter.timer = loop.call_at(waiter.deadline, self._timed_out, waiter)
+        client.blocked = waiter
+        client.slow = True  # what it sends meanwhile is held until it is served
+        self.parked += 1
+
+    def remove(self, waiter: Waiter) -> None:
+        """Take a waiter off every key (served, timed out, unblocked, disconnected)."""
+        if not waiter.active:
+            return
+        waiter.active = False
+        self.parked -= 1
+        if waiter.timer is not None:
+            waiter.timer.cancel()  # type: ignore[attr-defined]
+            waiter.timer = None
+        db = waiter.db
+        for key in waiter.keys:
+            waiters = db.blocking.get(key)
+            if not isinstance(waiters, KeyWaiters):
+                continue
+            if waiter.kind == POP:
+                waiters.pops.pop(waiter, None)
+            elif waiter.kind == GROUP:
+                queue = waiters.groups.get(waiter.group)  # type: ignore[arg-type]
+                if queue is not None and queue.pop(waiter, False) is None:
+                    if not queue:
+                        del waiters.groups[waiter.group]  # type: ignore[arg-type]
+                    if waiter.claim is not None:
+                        waiters.claimers -= 1
+            else:
+                waiters.live_readers -= 1
+                if len(waiters.readers) > 2 * waiters.live_readers + _HEAP_SLACK:
+                    waiters.readers = [item for item in waiters.readers if item[2].active]
+                    heapq.heapify(waiters.readers)
+            if not len(waiters):
+                if waiters.claim_timer is not None:
+                    waiters.claim_timer.cancel()  # type: ignore[attr-defined]
+                del db.blocking[key]
+        if waiter.client.blocked is waiter:
+            waiter.client.blocked = None
+
+    def forget(self, client: Client) -> None:
+        """The client disconnected or was killed while parked."""
+        waiter = client.blocked
+        if waiter is not None:
+            self.remove(waiter)
+
+    # -- unparking ----------------------------------------------------------------------------
+
+    def answer(self, waiter: Waiter, reply: bytes) -> None:
+        """Unpark with ``reply``, then let the client run what it sent while parked."""
+        self.remove(waiter)
+        client = waiter.client
+        if not waiter.silent:
+            client.out.append(reply)
+        client.unblocked()
+
+    def fail(self, waiter: Waiter, message: str) -> None:
+        self.answer(waiter, self.server.error_reply(message, waiter.cmd))
+
+    def _timed_out(self, waiter: Waiter) -> None:
+        waiter.timer = None
+        if not waiter.active:
+            return
+        loop = self.server.loop
+        assert loop is not None
+        if time.monotonic() < waiter.deadline:  # libuv timers have 1 ms steps: never early
+            waiter.timer = loop.call_at(waiter.deadline + 0.0005, self._timed_out, waiter)
+            return
+        self.answer(waiter, resp.null_array(waiter.client.protocol))
+
+    def unblock(self, client: Client, with_error: bool) -> bool:
+        """CLIENT UNBLOCK: as if the timeout were reached, or with Redis's UNBLOCKED error."""
+        waiter = client.blocked
+        if waiter is None:
+            return False
+        if with_error:
+            self.fail(waiter, UNBLOCKED)
+        else:
+            self.answer(waiter, resp.null_array(client.protocol))
+        return True
+
+    # -- serving ------------------------------------------------------------------------------
+
+    def serve_ready(self) -> None:
+        """Serve the clients parked on every signalled key, including keys that serving itself
+        signals (a BLMOVE that pushes onto a key others wait on)."""
+        ready = self.ready
+        while ready:
+            db, key = next(iter(ready))
+            del ready[(db, key)]
+            waiters = db.blocking.get(key)
+            if not isinstance(waiters, KeyWaiters):
+                continue
+            value = db.data.get(key)
+            if value is not None and db.expires and db.is_expired(key):
+                value = None
+            kind = TYPE_NAMES.get(type(value))
+            if kind == "list":
+                self._serve_pops(db, key, waiters)
+            elif kind == "stream":
+                self._serve_stream(db, key, waiters, value)  # type: ignore[arg-type]
+            elif waiters.groups:
+                # Gone or no longer a stream: group readers cannot wait for it any more.
+                for queue in list(waiters.groups.values()):
+                    for waiter in list(queue):
+                        self.fail(waiter, NO_STREAM)
+
+    def _run(self, waiter: Waiter) -> bool:
+        """Run the parked command again; True when it replied (and the client left)."""
+        client = waiter.client
+        cmd = waiter.cmd
+        server = self.server
+        client.reprocessing = True
+        started = time.perf_counter()
+        try:
+            reply = cmd.handler(client, waiter.args)  # type: ignore[misc]
+        except CommandError as err:
+            reply = server.error_reply(err.message, cmd)
+        except Exception as err:  # a bug costs this client one reply, never the server
+            reply = server.internal_error(cmd, err)
+        finally:
+            client.reprocessing = False
+        if reply is None:
+            return False
+        cmd.calls += 1
+        cmd.seconds += time.perf_counter() - started
+        self.answer(waiter, reply)
+        return True
+
+    def _serve_pops(self, db: Database, key: bytes, waiters: KeyWaiters) -> None:
+        pops = waiters.pops
+        while pops:
+            value = db.data.get(key)
+            if not value or TYPE_NAMES.get(type(value)) != "list":
+                return
+            if not self._run(_first(pops)):
+                return
+
+    def _serve_stream(self, db: Database, key: bytes, waiters: KeyWaiters,
+                      stream: Stream) -> None:
+        if waiters.readers:
+            self._serve_readers(waiters, stream)
+        if waiters.groups:
+            for name, queue in list(waiters.groups.items()):
+                group = stream.group(name)
+                if group is None:
+                    for waiter in list(queue):
+                        self.fail(waiter, NO_GROUP)
+                    continue
+                while queue and _has_new(stream, group):
+                    if not self._run(_first(queue)):
+                        break
+            if waiters.claimers:
+                self._serve_claimers(db, key, waiters, stream)
+
+    def _serve_readers(self, waiters: KeyWaiters, stream: Stream) -> None:
+        """Every plain reader whose ID is below the last ID, oldest first."""
+        last_id = stream.last_id
+        unserved: list[tuple[int, int, Waiter]] = []
+        # ``waiters.readers`` is read again each time: serving a reader may rebuild the heap.
+        while waiters.readers and waiters.readers[0][0] < last_id:
+            after, seq, waiter = heapq.heappop(waiters.readers)
+            if not waiter.active:
+                continue
+            if not self._run(waiter):
+                # The entries after its ID were deleted: nothing up to the last ID is for it.
+                unserved.append((last_id, seq, waiter))
+        for item in unserved:
+            heapq.heappush(waiters.readers, item)
+
+    def _serve_claimers(self, db: Database, key: bytes, waiters: KeyWaiters,
+                        stream: Stream) -> None:
+        """XREADGROUP CLAIM readers whose pending entries became claimable, in arrival order."""
+        for name, queue in list(waiters.groups.items()):
+            group = stream.group(name)
+            if group is None or not len(group.pel):
+                continue
+            for waiter in [w for w in queue if w.claim is not None]:
+                if waiter.active and _claimable(group, waiter.claim):  # type: ignore[arg-type]
+                    self._run(waiter)
+        if waiters.claimers:
+            self._arm_claim_timer(db, key, waiters)
+
+    def _arm_claim_timer(self, db: Database, key: bytes, waiters: KeyWaiters) -> None:
+        """Wake the CLAIM readers of ``key`` when its oldest pending entry reaches the
+        smallest min-idle-time among them (a released entry is claimable at once)."""
+        if waiters.claim_timer is not None:
+            waiters.claim_timer.cancel()  # type: ignore[attr-defined]
+            waiters.claim_timer = None
+        stream = db.data.get(key)
+        if TYPE_NAMES.get(type(stream)) != "stream" or self.server.loop is None:
+            return
+        due: int | None = None
+        for name, queue in waiters.groups.items():
+            group = stream.group(name)  # type: ignore[union-attr]
+            idles = [w.claim for w in queue if w.claim is not None]
+            if group is None or not idles or not len(group.pel):
+                continue
+            if group.nacked:
+                when = 0
+            else:
+                index = group.idle_index()
+                if not index:
+                    continue
+                when = index[0][0] + min(idles)  # type: ignore[type-var]
+            due = when if due is None else min(due, when)
+        if due is None:
+            return
+        delay = max((due - now_ms()) / 1000, 0.001)
+        waiters.claim_timer = self.server.loop.call_later(delay, self._claim_due, db, key)
+
+    def _claim_due(self, db: Database, key: bytes) -> None:
+        waiters = db.blocking.get(key)
+        if isinstance(waiters, KeyWaiters):
+            waiters.claim_timer = None
+            db.signal_ready(key)
+            self.serve_ready()
+
+    # -- introspection ------------------------------------------------------------------------
+
+    def blocking_keys(self) -> tuple[int, int]:
+        """INFO's total_blocking_keys and total_blocking_keys_on_nokey (keys with group
+        readers, which a deletion unblocks)."""
+        total = on_nokey = 0
+        for db in self.server.keyspace.databases:
+            total += len(db.blocking)
+            on_nokey += sum(1 for waiters in db.blocking.values()
+                            if isinstance(waiters, KeyWaiters) and waiters.groups)
+        return total, on_nokey
+
+
+def _has_new(stream: Stream, group: Group) -> bool:
+    """The group may have entries it never delivered. When the newest ones were deleted the
+    reader's run finds nothing and it stays parked, so no exact (costlier) test is needed."""
+    return stream.last_id > group.last_id and stream.length > 0
+
+
+def _claimable(group: Group, min_idle: int) -> bool:
+    if group.nacked:
+        return True
+    index = group.idle_index()
+    return bool(index) and index[0][0] <= now_ms() - min_idle
+
+
+def block(client: Client, cmd: Command, args: list[bytes], keys: list[bytes], kind: int,
+          timeout_ms: int, *, group: bytes | None = None, claim: int | None = None,
+          afters: list[int] | None = None, null: bytes | None = None) -> bytes | None:
+    """What a blocking command returns when there is nothing for it yet.
+
+    Inside MULTI/EXEC it does not block: ``null`` (or a null array) is the reply. When the
+    parked command is being run again (``client.reprocessing``) it stays parked: None. Else the
+    client parks and None tells the connection to hold its later requests.
+    """
+    if client.reprocessing:
+        return None
+    if client.in_exec:
+        return null if null is not None else resp.null_array(client.protocol)
+    waiter = Waiter(client, cmd, args, keys, kind)
+    waiter.group = group
+    waiter.claim = claim
+    if afters is not None:
+        waiter.afters = afters
+    client.server.blocking.park(waiter, timeout_ms)
+    return None
+
+
+def pending_changed(db: Database, key: bytes) -> None:
+    """Entries became pending or were released (XREADGROUP, XNACK): CLAIM readers parked on
+    ``key`` may have something to claim now or later."""
+    waiters = db.blocking.get(key)
+    if isinstance(waiters, KeyWaiters) and waiters.claimers:
+        db.signal_ready(key)
+
+
+def parse_timeout(arg: bytes, seconds: bool) -> int:
+    """A blocking timeout in milliseconds (0 = forever) with Redis's errors: seconds with
+    decimals for list commands (rounded up to the millisecond), whole milliseconds for X*."""
+    if seconds:
+        value = parse_long_double(arg, "ERR timeout is not a float or out of range")
+        if isinstance(value, float):  # infinite
+            if value > 0:
+                raise CommandError("ERR timeout is out of range")
+            raise CommandError("ERR timeout is negative")
+        millis = value * 1000
+        if millis > _LLONG_MAX:
+            raise CommandError("ERR timeout is out of range")
+        timeout = -((-millis.numerator) // millis.denominator)  # ceil
+    else:
+        timeout = parse_int(arg, "ERR timeout is not an integer or out of range")
+    if timeout < 0:
+        raise CommandError("ERR timeout is negative")
+    if timeout > _LLONG_MAX - now_ms():
+        raise CommandError("ERR timeout is out of range")
+    return timeout
+
+
+_LLONG_MAX = (1 << 63) - 1

@@ -1,0 +1,125 @@
+"""Blocking list pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE and BLMPOP.
+
+Each is its non-blocking form (from :mod:`brook.commands.lists`) plus a timeout in seconds with
+decimals. With nothing to pop the client parks (:mod:`brook.blocking`) on every key it names;
+a push serves the longest-waiting client of the key first, one run of its command per pop, so
+each pushed element goes to exactly one client. BLMOVE/BRPOPLPUSH run as one command when
+served, so the move is atomic; the destination push can serve clients parked there in turn.
+Inside MULTI nothing blocks: the reply is the non-blocking form's nil.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brook import blocking
+from brook.commands.lists import (
+    lmpop_key_positions,
+    move_reply,
+    mpop_reply,
+    parse_direction,
+    parse_mpop_args,
+    pop_reply,
+)
+from brook.commands.registry import COMMANDS, command
+from brook.protocol import resp
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+
+
+def _pop(client: Client, args: list[bytes], name: str, left: bool) -> bytes | None:
+    timeout = blocking.parse_timeout(args[-1], seconds=True)
+    keys = args[1:-1]
+    for key in keys:
+        reply = pop_reply(client, key, left)
+        if reply is not None:
+            return reply
+    return blocking.block(client, COMMANDS[name], args, keys, blocking.POP, timeout)
+
+
+@command(
+    "blpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1),
+    acl="@write @list @slow @blocking", group="list", since="2.0.0",
+    summary="Removes and returns the first element in a list. Blocks until an element is "
+    "available otherwise. Deletes the list if the last element was popped.",
+    complexity="O(N) where N is the number of provided keys.",
+    syntax="key [key ...] timeout",
+)
+def blpop(client: Client, args: list[bytes]) -> bytes | None:
+    return _pop(client, args, "blpop", True)
+
+
+@command(
+    "brpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1),
+    acl="@write @list @slow @blocking", group="list", since="2.0.0",
+    summary="Removes and returns the last element in a list. Blocks until an element is "
+    "available otherwise. Deletes the list if the last element was popped.",
+    complexity="O(N) where N is the number of provided keys.",
+    syntax="key [key ...] timeout",
+)
+def brpop(client: Client, args: list[bytes]) -> bytes | None:
+    return _pop(client, args, "brpop", False)
+
+
+def _move(client: Client, args: list[bytes], name: str, from_left: bool, to_left: bool,
+          timeout: int) -> bytes | None:
+    reply = move_reply(client, args[1], args[2], from_left, to_left)
+    if reply is not None:
+        return reply
+    return blocking.block(client, COMMANDS[name], args, [args[1]], blocking.POP, timeout,
+                          null=resp.null(client.protocol))
+
+
+@command(
+    "brpoplpush", arity=4, flags="write denyoom noscript blocking", keys=(1, 2, 1),
+    acl="@write @list @slow @blocking", group="list", since="2.2.0",
+    summary="Pops an element from a list, pushes it to another list and returns it. Block "
+    "until an element is available otherwise. Deletes the list if the last element was popped.",
+    complexity="O(1)",
+    syntax="source destination timeout",
+)
+def brpoplpush(client: Client, args: list[bytes]) -> bytes | None:
+    timeout = blocking.parse_timeout(args[3], seconds=True)
+    return _move(client, args, "brpoplpush", False, True, timeout)
+
+
+@command(
+    "blmove", arity=6, flags="write denyoom noscript blocking", keys=(1, 2, 1),
+    acl="@write @list @slow @blocking", group="list", since="6.2.0",
+    summary="Pops an element from a list, pushes it to another list and returns it. Blocks "
+    "until an element is available otherwise. Deletes the list if the last element was moved.",
+    complexity="O(1)",
+    syntax="source destination LEFT | RIGHT LEFT | RIGHT timeout",
+)
+def blmove(client: Client, args: list[bytes]) -> bytes | None:
+    from_left = parse_direction(args[3])
+    to_left = parse_direction(args[4])
+    timeout = blocking.parse_timeout(args[5], seconds=True)
+    return _move(client, args, "blmove", from_left, to_left, timeout)
+
+
+@command(
+    "blmpop", arity=-5, flags="write blocking movablekeys", acl="@write @list @slow @blocking",
+    group="list", since="7.0.0",
+    summary="Pops the first element from one of multiple lists. Blocks until an element is "
+    "available otherwise. Deletes the list if the last element was popped.",
+    complexity="O(N+M) where N is the number of provided keys and M is the number of elements "
+    "returned.",
+    syntax="timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]",
+)
+def blmpop(client: Client, args: list[bytes]) -> bytes | None:
+    keys, left, count = parse_mpop_args(args, 3)
+    timeout = blocking.parse_timeout(args[1], seconds=True)  # after the rest, as Redis
+    reply = mpop_reply(client, keys, left, count)
+    if reply is not None:
+        return reply
+    return blocking.block(client, COMMANDS["blmpop"], args, keys, blocking.POP, timeout)
+
+
+def _blmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
+    """BLMPOP's keys: LMPOP's, one argument further (the timeout comes first)."""
+    return [position + 1 for position in lmpop_key_positions(argc - 1, args[1:])]
+
+
+COMMANDS["blmpop"].find_keys = _blmpop_key_positions

@@ -1,0 +1,778 @@
+"""List commands (the non-blocking ones; BLPOP and friends park clients in brook.blocking).
+
+A list is a :class:`brook.types.lists.ListValue` (a deque). Replies, error texts and the order
+in which arguments, key and type are checked follow Redis 7.0's ``t_list.c``. An emptied list
+is deleted, as Redis never keeps empty aggregates.
+
+LPUSH, RPUSH, LPOP and RPOP are the benchmarked commands: their common forms do one dict
+lookup and no helper calls (like GET/SET in :mod:`brook.commands.strings`), with the general
+path (expiry, creation, wrong type) behind one call.
+
+Every command that adds elements signals the key to parked clients (``db.signal_ready``), and
+the pop/move logic lives in module-level functions returning the reply bytes (None when there
+is nothing to pop), so the blocking forms run exactly the code the plain forms do:
+:func:`pop_reply` (BLPOP/BRPOP), :func:`move_reply` (BLMOVE/BRPOPLPUSH), :func:`mpop_reply`
+with :func:`parse_mpop_args` (BLMPOP) and :func:`parse_direction`.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
+from brook.commands.registry import (
+    COMMANDS,
+    NO_SUCH_KEY,
+    SYNTAX_ERROR,
+    CommandError,
+    command,
+    of_type,
+)
+from brook.protocol import resp
+from brook.types.lists import ListValue
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from brook.connection import Client
+    from brook.keyspace import Database
+
+BULK_HEADERS = resp.BULK_HEADERS
+NULL_BULK = resp.NULL_BULK
+NULL3 = resp.NULL3
+
+MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list"
+)
+COUNT_NEGATIVE = "ERR COUNT can't be negative"
+MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
+NUMKEYS_ERROR = "ERR numkeys should be greater than 0"
+MPOP_COUNT_ERROR = "ERR count should be greater than 0"
+
+_PUSH_COMPLEXITY = (
+    "O(1) for each element added, so O(N) to add N elements when the command is called with "
+    "multiple arguments."
+)
+# LREM deletes up to this many matches one by one (deque.remove, C speed); more are removed
+# by rebuilding the list once, so LREM stays O(N) however many elements match.
+_FEW_REMOVALS = 8
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookups and the bookkeeping every writer shares.
+# ---------------------------------------------------------------------------------------------
+
+
+def _read_list(db: Database, key: bytes) -> ListValue | None:
+    """The list at ``key`` for a read command (counts keyspace hits/misses); WRONGTYPE for
+    other types."""
+    return of_type(db.lookup_read(key), ListValue)  # type: ignore[return-value]
+
+
+def _write_list(db: Database, key: bytes) -> ListValue | None:
+    """The list at ``key`` for a write command (Redis's lookupKeyWrite: no hit/miss count)."""
+    return of_type(db.lookup(key), ListValue)  # type: ignore[return-value]
+
+
+def _write_list_or_create(db: Database, key: bytes) -> ListValue:
+    """The general path of a push: expiry, WRONGTYPE, and a new empty list for a missing key
+    (the caller adds to it at once, so no empty list is ever visible)."""
+    found = _write_list(db, key)
+    if found is None:
+        found = db.data[key] = ListValue()  # lookup removed any expired value and its TTL
+        db.access[key] = db.keyspace.lru_clock
+    return found
+
+
+def _added(client: Client, db: Database, key: bytes, count: int) -> None:
+    """After elements went in: WATCH, clients parked on the key, the dirty counter."""
+    db.modified(key)
+    if db.blocking:
+        db.signal_ready(key)
+    client.server.dirty += count
+
+
+def _removed(client: Client, db: Database, key: bytes, found: ListValue, count: int) -> None:
+    """After elements went out: an emptied list is deleted (which signals WATCH), otherwise
+    the key is marked modified; ``count`` elements count as changes."""
+    if found:
+        db.modified(key)
+    else:
+        db.delete(key)
+    client.server.dirty += count
+
+
+def _take(found: ListValue, left: bool, count: int) -> list[bytes]:
+    """Pop up to ``count`` elements from one end, in the order they are popped."""
+    if count >= len(found):
+        items = list(found) if left else list(reversed(found))
+        found.clear()
+        return items
+    pop = found.popleft if left else found.pop
+    return [pop() for _ in range(count)]
+
+
+def _option(arg: bytes) -> bytes:
+    """An option word as Redis's ``strcasecmp`` sees it: lower-cased, up to an embedded NUL."""
+    if b"\0" in arg:
+        arg = arg.split(b"\0", 1)[0]
+    return arg.lower()
+
+
+def _non_negative(arg: bytes, message: str) -> int:
+    """Redis's getPositiveLongFromObjectOrReply: the same message for non-numbers and < 0."""
+    value = parse_int(arg, message)
+    if value < 0:
+        raise CommandError(message)
+    return value
+
+
+def _at_least_one(arg: bytes, message: str) -> int:
+    """Redis's getRangeLongFromObjectOrReply(1, LONG_MAX, message)."""
+    value = parse_int(arg, message)
+    if value < 1:
+        raise CommandError(message)
+    return value
+
+
+# "$<n>" for small n: an array reply is then one "\r\n".join over headers and elements.
+_BULK_PREFIXES = [b"$%d" % n for n in range(4096)]
+
+
+def _bulks(items: list[bytes]) -> bytes:
+    """An array of bulk strings, built by C-level loops only (LRANGE's reply: twice as fast
+    as formatting each element)."""
+    count = len(items)
+    if not count:
+        return resp.EMPTY_ARRAY
+    sizes = list(map(len, items))
+    if max(sizes) >= 4096:
+        return resp.array_of_bulks(items)
+    parts: list[bytes] = [b""] * (2 * count)
+    parts[::2] = map(_BULK_PREFIXES.__getitem__, sizes)
+    parts[1::2] = items
+    return b"*%d\r\n%s\r\n" % (count, b"\r\n".join(parts))
+
+
+def _integers(values: list[int]) -> bytes:
+    return b"*%d\r\n%s" % (len(values), b"".join(b":%d\r\n" % v for v in values))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pushing
+# ---------------------------------------------------------------------------------------------
+
+
+@command(
+    "lpush", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", summary="Prepends one or more elements to a list. Creates the key if it "
+    "doesn't exist.", complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
+)
+def lpush(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    found = db.data.get(key)
+    if type(found) is not ListValue or db.expires:
+        found = _write_list_or_create(db, key)
+    else:
+        db.access[key] = db.keyspace.lru_clock
+    found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head, as extendleft does
+    if db.watchers:  # db.modified, inlined: the hash field index never concerns a list
+        db.touch(key)
+    if db.blocking:
+        db.signal_ready(key)
+    client.server.dirty += len(args) - 2
+    return b":%d\r\n" % len(found)
+
+
+@command(
+    "rpush", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", summary="Appends one or more elements to a list. Creates the key if it "
+    "doesn't exist.", complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
+)
+def rpush(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    found = db.data.get(key)
+    if type(found) is not ListValue or db.expires:
+        found = _write_list_or_create(db, key)
+    else:
+        db.access[key] = db.keyspace.lru_clock
+    found.extend(args[2:])
+    if db.watchers:
+        db.touch(key)
+    if db.blocking:
+        db.signal_ready(key)
+    client.server.dirty += len(args) - 2
+    return b":%d\r\n" % len(found)
+
+
+def _push_existing(client: Client, args: list[bytes], left: bool) -> bytes:
+    """LPUSHX/RPUSHX: push only onto a list that exists."""
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        return resp.ZERO
+    if left:
+        found.extendleft(args[2:])
+    else:
+        found.extend(args[2:])
+    _added(client, db, key, len(args) - 2)
+    return resp.integer(len(found))
+
+
+@command(
+    "lpushx", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", since="2.2.0",
+    summary="Prepends one or more elements to a list only when the list exists.",
+    complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
+)
+def lpushx(client: Client, args: list[bytes]) -> bytes:
+    return _push_existing(client, args, left=True)
+
+
+@command(
+    "rpushx", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", since="2.2.0",
+    summary="Appends one or more elements to a list only when the list exists.",
+    complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
+)
+def rpushx(client: Client, args: list[bytes]) -> bytes:
+    return _push_existing(client, args, left=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Popping
+# ---------------------------------------------------------------------------------------------
+
+
+def _pop_one(client: Client, args: list[bytes], left: bool) -> bytes:
+    """LPOP/RPOP without a count: a bulk string, or null when the key is missing."""
+    db = client.db
+    key = args[1]
+    found = db.data.get(key)
+    if type(found) is not ListValue or db.expires:
+        found = _write_list(db, key)
+        if found is None:
+            return NULL_BULK if client.protocol == 2 else NULL3
+    else:
+        db.access[key] = db.keyspace.lru_clock
+    element = found.popleft() if left else found.pop()
+    if found:
+        if db.watchers:
+            db.touch(key)
+    else:
+        db.delete(key)
+    client.server.dirty += 1
+    size = len(element)
+    if size < 4096:
+        return BULK_HEADERS[size] + element + b"\r\n"
+    return b"$%d\r\n%s\r\n" % (size, element)
+
+
+def _pop_count(client: Client, args: list[bytes], left: bool) -> bytes:
+    """LPOP/RPOP key count: an array (empty for count 0), or a null array for a missing key.
+    The count is parsed before the key is looked up, as Redis does."""
+    if len(args) > 3:
+        raise CommandError(f"ERR wrong number of arguments for '{'lpop' if left else 'rpop'}' "
+                           "command")
+    count = _non_negative(args[2], MUST_BE_POSITIVE)
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        return resp.null_array(client.protocol)
+    if not count:
+        return resp.EMPTY_ARRAY
+    items = _take(found, left, count)
+    _removed(client, db, key, found, len(items))
+    return _bulks(items)
+
+
+@command(
+    "lpop", arity=-2, flags="write fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", summary="Returns the first elements in a list after removing it. Deletes the "
+    "list if the last element was popped.",
+    complexity="O(N) where N is the number of elements returned", syntax="key [count]",
+)
+def lpop(client: Client, args: list[bytes]) -> bytes:
+    if len(args) == 2:
+        return _pop_one(client, args, True)
+    return _pop_count(client, args, True)
+
+
+@command(
+    "rpop", arity=-2, flags="write fast", keys=(1, 1, 1), acl="@write @list @fast",
+    group="list", summary="Returns and removes the last elements of a list. Deletes the list if "
+    "the last element was popped.",
+    complexity="O(N) where N is the number of elements returned", syntax="key [count]",
+)
+def rpop(client: Client, args: list[bytes]) -> bytes:
+    if len(args) == 2:
+        return _pop_one(client, args, False)
+    return _pop_count(client, args, False)
+
+
+def pop_reply(client: Client, key: bytes, left: bool) -> bytes | None:
+    """BLPOP/BRPOP's pop: ``*2 key element``, or None when ``key`` holds no list.
+
+    Raises CommandError(WRONGTYPE) when the key holds another type."""
+    db = client.db
+    found = _write_list(db, key)
+    if found is None:
+        return None
+    element = found.popleft() if left else found.pop()
+    _removed(client, db, key, found, 1)
+    return b"*2\r\n" + resp.bulk(key) + resp.bulk(element)
+
+
+# ---------------------------------------------------------------------------------------------
+# LMOVE / RPOPLPUSH
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_direction(arg: bytes) -> bool:
+    """LEFT (True) or RIGHT (False), case-insensitively; Redis's syntax error otherwise."""
+    word = _option(arg)
+    if word == b"left":
+        return True
+    if word == b"right":
+        return False
+    raise CommandError(SYNTAX_ERROR)
+
+
+def move_reply(client: Client, source: bytes, destination: bytes, from_left: bool,
+               to_left: bool) -> bytes | None:
+    """LMOVE: pop from ``source``, push onto ``destination``, reply with the element (a bulk
+    string); None when ``source`` holds no list.
+
+    As Redis's lmoveGenericCommand: the source's type is checked first and the destination's
+    only once there is an element to move. The destination is pushed before the source is
+    found empty, so moving within one list (rotation) never deletes it."""
+    db = client.db
+    found = _write_list(db, source)
+    if found is None:
+        return None
+    target = _write_list(db, destination)
+    element = found.popleft() if from_left else found.pop()
+    if target is None:
+        target = _write_list_or_create(db, destination)
+    if to_left:
+        target.appendleft(element)
+    else:
+        target.append(element)
+    _added(client, db, destination, 0)
+    _removed(client, db, source, found, 1)
+    return resp.bulk(element)
+
+
+def _move_or_null(client: Client, args: list[bytes], from_left: bool, to_left: bool) -> bytes:
+    reply = move_reply(client, args[1], args[2], from_left, to_left)
+    return resp.null(client.protocol) if reply is None else reply
+
+
+@command(
+    "lmove", arity=5, flags="write denyoom", keys=(1, 2, 1), acl="@write @list @slow",
+    group="list", since="6.2.0",
+    summary="Returns an element after popping it from one list and pushing it to another. "
+    "Deletes the list if the last element was moved.",
+    syntax="source destination LEFT | RIGHT LEFT | RIGHT",
+)
+def lmove(client: Client, args: list[bytes]) -> bytes:
+    from_left = parse_direction(args[3])
+    to_left = parse_direction(args[4])
+    return _move_or_null(client, args, from_left, to_left)
+
+
+@command(
+    "rpoplpush", arity=3, flags="write denyoom", keys=(1, 2, 1), acl="@write @list @slow",
+    group="list", since="1.2.0",
+    summary="Returns the last element of a list after removing and pushing it to another "
+    "list. Deletes the list if the last element was popped.",
+    syntax="source destination",
+)
+def rpoplpush(client: Client, args: list[bytes]) -> bytes:
+    return _move_or_null(client, args, False, True)
+
+
+# ---------------------------------------------------------------------------------------------
+# LMPOP
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_mpop_args(args: list[bytes], first_key_index: int) -> tuple[list[bytes], bool, int]:
+    """LMPOP's (and BLMPOP's) ``numkeys key [key ...] LEFT | RIGHT [COUNT count]``, where
+    ``numkeys`` is ``args[first_key_index - 1]``: (keys, left, count), count 1 by default.
+
+    Redis's lmpopGenericCommand order: numkeys, then the direction (a syntax error when the
+    keys run past the end), then COUNT, given at most once."""
+    numkeys = _at_least_one(args[first_key_index - 1], NUMKEYS_ERROR)
+    where = first_key_index + numkeys
+    if where >= len(args):
+        raise CommandError(SYNTAX_ERROR)
+    left = parse_direction(args[where])
+    count = -1
+    position = where + 1
+    while position < len(args):
+        if count == -1 and position + 1 < len(args) and _option(args[position]) == b"count":
+            count = _at_least_one(args[position + 1], MPOP_COUNT_ERROR)
+            position += 2
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    return args[first_key_index:where], left, 1 if count == -1 else count
+
+
+def mpop_reply(client: Client, keys: list[bytes], left: bool, count: int) -> bytes | None:
+    """LMPOP: ``*2 key *n elements`` from the first key holding a list, or None when none
+    does. A key of another type met before that is Redis's WRONGTYPE."""
+    db = client.db
+    for key in keys:
+        found = _write_list(db, key)
+        if found is None:
+            continue
+        items = _take(found, left, count)
+        _removed(client, db, key, found, len(items))
+        return b"*2\r\n" + resp.bulk(key) + _bulks(items)
+    return None
+
+
+@command(
+    "lmpop", arity=-4, flags="write movablekeys", acl="@write @list @slow", group="list",
+    since="7.0.0",
+    summary="Returns multiple elements from a list after removing them. Deletes the list if "
+    "the last element was popped.",
+    complexity="O(N+M) where N is the number of provided keys and M is the number of elements "
+    "returned.",
+    syntax="numkeys key [key ...] LEFT | RIGHT [COUNT count]",
+)
+def lmpop(client: Client, args: list[bytes]) -> bytes:
+    keys, left, count = parse_mpop_args(args, 2)
+    reply = mpop_reply(client, keys, left, count)
+    return resp.null_array(client.protocol) if reply is None else reply
+
+
+_ATOI_PREFIX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _atoi(arg: bytes) -> int:
+    """C's atoi, which Redis's lmpopGetKeys applies to numkeys: leading digits only, 0 for
+    none, the low 32 bits of a saturated long beyond int range."""
+    match = _ATOI_PREFIX.match(arg)
+    if match is None:
+        return 0
+    value = max(LONG_MIN, min(LONG_MAX, int(match.group(1))))
+    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def lmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
+    """LMPOP's keys for COMMAND GETKEYS (``args[0]`` is the command): numkeys keys from
+    index 2, none when numkeys is below 1 or names more arguments than there are."""
+    numkeys = _atoi(args[1]) if argc > 1 else 0
+    if numkeys < 1 or numkeys > argc - 2:
+        return []
+    return list(range(2, 2 + numkeys))
+
+
+COMMANDS["lmpop"].find_keys = lmpop_key_positions
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+@command(
+    "llen", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @list @fast",
+    group="list", summary="Returns the length of a list.", syntax="key",
+)
+def llen(client: Client, args: list[bytes]) -> bytes:
+    found = _read_list(client.db, args[1])
+    return resp.integer(len(found) if found is not None else 0)
+
+
+def _clamp_range(size: int, start: int, end: int) -> tuple[int, int] | None:
+    """Redis's range rule (LRANGE, LTRIM): negative indexes count from the end, the range is
+    clipped to the list, and None means it is empty."""
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    if start < 0:
+        start = 0
+    if start > end or start >= size:
+        return None
+    return start, min(end, size - 1)
+
+
+def _slice(found: ListValue, start: int, end: int) -> list[bytes]:
+    """Elements ``start..end`` (inclusive, in range), walked from the nearer end as a
+    quicklist iterator starts."""
+    size = len(found)
+    if start <= size - 1 - end:
+        return list(islice(found, start, end + 1))
+    items = list(islice(reversed(found), size - 1 - end, size - start))
+    items.reverse()
+    return items
+
+
+@command(
+    "lrange", arity=4, flags="readonly", keys=(1, 1, 1), acl="@read @list @slow",
+    group="list", summary="Returns a range of elements from a list.",
+    complexity="O(S+N) where S is the distance of start offset from HEAD for small lists, from "
+    "nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the "
+    "specified range.",
+    syntax="key start stop",
+)
+def lrange(client: Client, args: list[bytes]) -> bytes:
+    start = parse_int(args[2])
+    end = parse_int(args[3])
+    found = _read_list(client.db, args[1])
+    if found is None:
+        return resp.EMPTY_ARRAY
+    bounds = _clamp_range(len(found), start, end)
+    if bounds is None:
+        return resp.EMPTY_ARRAY
+    return _bulks(_slice(found, *bounds))
+
+
+@command(
+    "lindex", arity=3, flags="readonly", keys=(1, 1, 1), acl="@read @list @slow",
+    group="list", summary="Returns an element from a list by its index.",
+    complexity="O(N) where N is the number of elements to traverse to get to the element at "
+    "index. This makes asking for the first or the last element of the list O(1).",
+    syntax="key index",
+)
+def lindex(client: Client, args: list[bytes]) -> bytes:
+    found = _read_list(client.db, args[1])  # the key first: a bad index on no list is null
+    if found is None:
+        return resp.null(client.protocol)
+    index = parse_int(args[2])
+    if not -len(found) <= index < len(found):
+        return resp.null(client.protocol)
+    return resp.bulk(found[index])
+
+
+def _lpos_options(args: list[bytes]) -> tuple[int, int, int]:
+    """LPOS's RANK, COUNT and MAXLEN, each checked as it is read: (rank, count, maxlen) with
+    count -1 when COUNT was not given (0 means every match)."""
+    rank, count, maxlen = 1, -1, 0
+    position = 3
+    while position < len(args):
+        option = _option(args[position])
+        has_value = position + 1 < len(args)
+        if option == b"rank" and has_value:
+            rank = parse_int(args[position + 1])
+            if rank == 0:
+                raise CommandError(RANK_ZERO)
+        elif option == b"count" and has_value:
+            count = _non_negative(args[position + 1], COUNT_NEGATIVE)
+        elif option == b"maxlen" and has_value:
+            maxlen = _non_negative(args[position + 1], MAXLEN_NEGATIVE)
+        else:
+            raise CommandError(SYNTAX_ERROR)
+        position += 2
+    return rank, count, maxlen
+
+
+def _match_positions(found: ListValue, element: bytes, from_tail: bool,
+                     maxlen: int) -> Iterator[int]:
+    """Indexes of ``element`` in scan order, looking at no more than ``maxlen`` elements
+    (0: all). Forward scans use deque.index (C speed)."""
+    size = len(found)
+    limit = size if maxlen == 0 else min(maxlen, size)
+    if not from_tail:
+        position = 0
+        while True:
+            try:
+                position = found.index(element, position, limit)
+            except ValueError:
+                return
+            yield position
+            position += 1
+    for offset, item in enumerate(islice(reversed(found), limit)):
+        if item == element:
+            yield size - 1 - offset
+
+
+@command(
+    "lpos", arity=-3, flags="readonly", keys=(1, 1, 1), acl="@read @list @slow",
+    group="list", since="6.0.6", summary="Returns the index of matching elements in a list.",
+    complexity="O(N) where N is the number of elements in the list, for the average case. When "
+    "searching for elements near the head or the tail of the list, or when the MAXLEN option is "
+    "provided, the command may run in constant time.",
+    syntax="key element [RANK rank] [COUNT num-matches] [MAXLEN len]",
+)
+def lpos(client: Client, args: list[bytes]) -> bytes:
+    rank, count, maxlen = _lpos_options(args)
+    found = _read_list(client.db, args[1])
+    if found is None:
+        return resp.EMPTY_ARRAY if count != -1 else resp.null(client.protocol)
+    # Redis negates a negative rank in a C long: -LONG_MIN stays LONG_MIN, so every match
+    # qualifies and COUNT never stops the scan (what the 7.0 server answers).
+    wraps = rank == LONG_MIN
+    skip = 0 if wraps else abs(rank) - 1
+    positions = _match_positions(found, args[2], rank < 0, maxlen)
+    if count == -1:
+        first = next(islice(positions, skip, None), None)
+        return resp.null(client.protocol) if first is None else resp.integer(first)
+    stop = None if count == 0 or wraps else skip + count
+    return _integers(list(islice(positions, skip, stop)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Changing elements in place
+# ---------------------------------------------------------------------------------------------
+
+
+@command(
+    "lset", arity=4, flags="write denyoom", keys=(1, 1, 1), acl="@write @list @slow",
+    group="list", summary="Sets the value of an element in a list by its index.",
+    complexity="O(N) where N is the length of the list. Setting either the first or the last "
+    "element of the list is O(1).",
+    syntax="key index element",
+)
+def lset(client: Client, args: list[bytes]) -> bytes:
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        raise CommandError(NO_SUCH_KEY)
+    index = parse_int(args[2])
+    if not -len(found) <= index < len(found):
+        raise CommandError(INDEX_OUT_OF_RANGE)
+    found[index] = args[3]
+    db.modified(key)
+    client.server.dirty += 1
+    return resp.OK
+
+
+@command(
+    "linsert", arity=5, flags="write denyoom", keys=(1, 1, 1), acl="@write @list @slow",
+    group="list", since="2.2.0",
+    summary="Inserts an element before or after another element in a list.",
+    complexity="O(N) where N is the number of elements to traverse before seeing the value "
+    "pivot. This means that inserting somewhere on the left end on the list (head) can be "
+    "considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+    syntax="key BEFORE | AFTER pivot element",
+)
+def linsert(client: Client, args: list[bytes]) -> bytes:
+    where = _option(args[2])
+    if where != b"before" and where != b"after":
+        raise CommandError(SYNTAX_ERROR)
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        return resp.ZERO
+    try:
+        pivot = found.index(args[3])
+    except ValueError:
+        return resp.integer(-1)
+    found.insert(pivot if where == b"before" else pivot + 1, args[4])
+    _added(client, db, key, 1)
+    return resp.integer(len(found))
+
+
+def _remove_matches(found: ListValue, element: bytes, limit: int) -> int:
+    """LREM's removal: ``limit`` > 0 from the head, < 0 from the tail, 0 every match."""
+    present = found.count(element)
+    if not present:
+        return 0
+    wanted = present if limit == 0 else min(present, abs(limit))
+    from_tail = limit < 0
+    if from_tail:
+        found.reverse()
+    if wanted <= _FEW_REMOVALS:
+        for _ in range(wanted):
+            found.remove(element)
+    else:
+        _rebuild_without(found, element, wanted, wanted == present)
+    if from_tail:
+        found.reverse()
+    return wanted
+
+
+def _rebuild_without(found: ListValue, element: bytes, wanted: int, every: bool) -> None:
+    """Drop the first ``wanted`` matches by rebuilding the deque once (O(N) for any number)."""
+    if every:
+        kept = [item for item in found if item != element]
+    else:
+        kept = []
+        items = iter(found)
+        for item in items:
+            if item == element:
+                wanted -= 1
+                if not wanted:
+                    break
+            else:
+                kept.append(item)
+        kept.extend(items)
+    found.clear()
+    found.extend(kept)
+
+
+@command(
+    "lrem", arity=4, flags="write", keys=(1, 1, 1), acl="@write @list @slow", group="list",
+    summary="Removes elements from a list. Deletes the list if the last element was removed.",
+    complexity="O(N+M) where N is the length of the list and M is the number of elements "
+    "removed.",
+    syntax="key count element",
+)
+def lrem(client: Client, args: list[bytes]) -> bytes:
+    limit = parse_int(args[2])
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        return resp.ZERO
+    removed = _remove_matches(found, args[3], limit)
+    if removed:
+        _removed(client, db, key, found, removed)
+    return resp.integer(removed)
+
+
+def _trim(found: ListValue, keep: tuple[int, int] | None) -> int:
+    """Keep only elements ``keep`` (inclusive bounds, None for none); returns how many went."""
+    size = len(found)
+    if keep is None:
+        found.clear()
+        return size
+    start, end = keep
+    from_tail = size - 1 - end
+    if start + from_tail > size >> 1:  # most of the list goes: copy what stays instead
+        kept = list(islice(found, start, end + 1))
+        found.clear()
+        found.extend(kept)
+    else:
+        for _ in range(start):
+            found.popleft()
+        for _ in range(from_tail):
+            found.pop()
+    return start + from_tail
+
+
+@command(
+    "ltrim", arity=4, flags="write", keys=(1, 1, 1), acl="@write @list @slow", group="list",
+    summary="Removes elements from both ends a list. Deletes the list if all elements were "
+    "trimmed.",
+    complexity="O(N) where N is the number of elements to be removed by the operation.",
+    syntax="key start stop",
+)
+def ltrim(client: Client, args: list[bytes]) -> bytes:
+    start = parse_int(args[2])
+    end = parse_int(args[3])
+    db = client.db
+    key = args[1]
+    found = _write_list(db, key)
+    if found is None:
+        return resp.OK
+    removed = _trim(found, _clamp_range(len(found), start, end))
+    _removed(client, db, key, found, removed)  # Redis signals the key even if nothing went
+    return resp.OK
+
