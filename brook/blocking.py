@@ -277,13 +277,20 @@ class Blocking:
         return True
 
     def _serve_pops(self, db: Database, key: bytes, waiters: KeyWaiters) -> None:
+        """Longest waiting first, while the list has elements. A waiter that still cannot
+        move (BLMOVEM EXACTLY n with fewer than n there) keeps its place and the next one
+        gets its turn, as in Redis."""
         pops = waiters.pops
-        while pops:
+        passed: set[Waiter] = set()
+        while True:
             value = db.data.get(key)
             if not value or TYPE_NAMES.get(type(value)) != "list":
                 return
-            if not self._run(_first(pops)):
+            waiter = next((w for w in pops if w not in passed), None)
+            if waiter is None:
                 return
+            if not self._run(waiter):
+                passed.add(waiter)
 
     def _serve_stream(self, db: Database, key: bytes, waiters: KeyWaiters,
                       stream: Stream) -> None:

@@ -34,6 +34,15 @@ REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 _NOAUTH = "NOAUTH Authentication required."
+# What a RESP2 client in subscribed mode may run (Redis's processCommand check).
+_SUBSCRIBED_MODE_COMMANDS = frozenset({
+    "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
+    "punsubscribe", "quit", "reset",
+})
+_SUBSCRIBED_MODE_ERROR = (
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+    "allowed in this context"
+)
 _INTERNAL_ERROR = "ERR internal error while running '{}': {}"
 _EXPECTED_TYPE_CHAR = {int: ":", list: "*", float: ",", bool: "#", dict: "%"}
 
@@ -52,6 +61,11 @@ def unknown_command_error(args: list[bytes]) -> str:
 
 def arity_error(cmd: Command) -> str:
     return f"ERR wrong number of arguments for '{cmd.fullname}' command"
+
+
+class Pushed(bytes):
+    """A reply made of push messages ((un)subscribe confirmations): sent even under CLIENT
+    REPLY OFF/SKIP, as Redis sends what it marks CLIENT_PUSHING."""
 
 
 class Client(asyncio.Protocol):
@@ -94,6 +108,14 @@ class Client(asyncio.Protocol):
         self.blocked: Waiter | None = None
         self.reprocessing = False  # its parked command is being run again to serve it
         self.in_exec = False  # running EXEC's queue: blocking commands must not block
+        # Pub/Sub subscriptions (brook.commands.pubsub): names -> None, in subscription order.
+        self.channels: dict[bytes, None] = {}
+        self.patterns: dict[bytes, None] = {}
+        self.shard_channels: dict[bytes, None] = {}
+        self.obuf_soft_since = 0  # when its output first reached the pubsub soft limit (s)
+        # Messages published to it and not yet written: the server writes them once per
+        # publisher batch (Server.flush_subscribers), and before anything else it is sent.
+        self.pubsub_out: list[bytes] = []
         self.slow = not self.authenticated  # True: every request takes the general path
 
     # -- connection lifecycle -------------------------------------------------------------------
@@ -135,11 +157,18 @@ class Client(asyncio.Protocol):
             self._drain_parser()
 
     def pause_writing(self) -> None:
+        if self.channels or self.patterns or self.shard_channels:
+            # A subscriber passed its output buffer threshold: the pubsub output limits
+            # decide (as Redis, it is not stopped from sending commands).
+            self.server.subscriber_congested(self)
+            return
         # The peer stopped reading: stop reading its requests too, so replies cannot pile up.
         if self.transport is not None:
             self.transport.pause_reading()
 
     def resume_writing(self) -> None:
+        self.server.slow_subscribers.discard(self)
+        self.obuf_soft_since = 0
         if self.transport is not None and not self.closing:
             self.transport.resume_reading()
 
@@ -153,6 +182,7 @@ class Client(asyncio.Protocol):
         self.closing = True
         if self.blocked is not None:
             self.server.blocking.forget(self)
+        self.server.drop_subscriptions(self)
         self.flush()
         if self.transport is not None:
             self.transport.close()
@@ -168,6 +198,9 @@ class Client(asyncio.Protocol):
             or self.no_touch
             or self.server.monitors
             or self.parser is not None
+            # RESP2 subscribed mode: only some commands may run (checked in execute); PING
+            # relies on such clients being slow.
+            or self.protocol == 2 and bool(self.channels or self.patterns or self.shard_channels)
         )
 
     # -- input ------------------------------------------------------------------------------------
@@ -386,6 +419,7 @@ class Client(asyncio.Protocol):
             if self.parser.buffered() > self.server.config.client_query_buffer_limit:
                 self.server.log("warning", "Closing client that reached max query buffer "
                                            f"length: {self.addr}")
+                self.server.stats["client_query_buffer_limit_disconnections"] += 1
                 self.kill()
             return
         self._drain_parser()
@@ -415,6 +449,7 @@ class Client(asyncio.Protocol):
             self.server.log(
                 "warning", f"Closing client that reached max query buffer length: {self.addr}"
             )
+            self.server.stats["client_query_buffer_limit_disconnections"] += 1
             self.out.clear()
             self.kill()
             return
@@ -432,16 +467,32 @@ class Client(asyncio.Protocol):
     # -- output -----------------------------------------------------------------------------------
 
     def flush(self) -> None:
+        server = self.server
+        if server.pubsub.delivered:  # this batch published: subscribers get theirs now
+            server.flush_subscribers()
+        if self.pubsub_out:  # messages published before its replies go first
+            self.write_pending()
         out = self.out
         transport = self.transport
         if out and transport is not None and not self.closed:
             payload = b"".join(out) if len(out) > 1 else out[0]
-            self.server.net_output_bytes += len(payload)
+            server.net_output_bytes += len(payload)
             transport.write(payload)
         out.clear()
         if self.closing and transport is not None and not self.closed:
+            self.server.drop_subscriptions(self)  # nothing more is sent after a QUIT's +OK
             transport.close()
             self.closed = True
+
+    def write_pending(self) -> None:
+        """Write the queued Pub/Sub messages in one ``transport.write``."""
+        pending = self.pubsub_out
+        payload = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        transport = self.transport
+        if transport is not None and not self.closed and not transport.is_closing():
+            self.server.net_output_bytes += len(payload)
+            transport.write(payload)
 
     def push(self, reply: bytes) -> None:
         """Send an out-of-band message (MONITOR lines, later Pub/Sub) outside a read batch."""
@@ -475,6 +526,10 @@ class Client(asyncio.Protocol):
         if self.in_multi and not cmd.allowed_in_multi:
             cmd.rejected_calls += 1
             return self._reject("ERR Command not allowed inside a transaction", None)
+        if (self.protocol == 2 and (self.channels or self.patterns or self.shard_channels)
+                and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
+            self.last_cmd = cmd  # as Redis, which records it before its checks
+            return self._reject(_SUBSCRIBED_MODE_ERROR.format(cmd.fullname), cmd)
         if self.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
             self.multi_queue.append((cmd, args))
             self.last_cmd = cmd
@@ -501,7 +556,7 @@ class Client(asyncio.Protocol):
         elif mode == REPLY_SKIP:
             self.reply_mode = REPLY_ON
             self.refresh_mode()
-        return None
+        return reply if type(reply) is Pushed else None
 
     def call(self, cmd: Command, args: list[bytes]) -> bytes | None:
         """Run a command that passed every check (also used by EXEC for queued commands)."""

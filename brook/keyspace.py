@@ -535,6 +535,8 @@ class Database:
         self.keyspace.expired_keys += 1
         if self.watchers:
             self.touch(key, by_expiry=True)
+        if self.keyspace.on_expired is not None:
+            self.keyspace.on_expired(self, key)
 
     def clear(self) -> int:
         """Remove every key (FLUSHDB); watchers of existing keys are invalidated."""
@@ -619,6 +621,8 @@ class Keyspace:
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
         self.on_flush: list[Callable[[], None]] = []
+        # Called with (database, key) after a key expired (the "expired" keyspace event).
+        self.on_expired: Callable[[Database, bytes], None] | None = None
         # (database, key) signalled since parked clients were last served, in signal order
         # (a dict used as an ordered set).
         self.ready: dict[tuple[Database, bytes], None] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
 import resource
@@ -20,14 +21,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import TextIO
 
-from brook import commands
+from brook import commands, notify
 from brook.blocking import Blocking
+from brook.commands import pubsub as pubsub_commands
 from brook.commands.registry import COMMANDS, Command
 from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
 from brook.connection import Client
 from brook.keyspace import Keyspace
 from brook.protocol import resp
+from brook.pubsub import Registry
 
 _LOG_MARKS = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -103,7 +106,12 @@ class Server:
         commands.load_all()
         self.config = config
         self.keyspace = Keyspace(config.databases)
+        self.keyspace.on_expired = functools.partial(notify.expired, self)
         self.blocking = Blocking(self)
+        self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
+        # Subscribers whose transport buffer passed the pubsub output threshold: their limits
+        # are checked after each PUBLISH and every cron tick (brook.commands.pubsub).
+        self.slow_subscribers: set[Client] = set()
         self.command_table = commands.registry.lookup_table()
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
@@ -168,6 +176,8 @@ class Server:
                 os.chdir(config.dir)
             except OSError as err:
                 raise ConfigError(err.strerror or str(err))
+        elif name == "client-output-buffer-limit":
+            pubsub_commands.output_limits_changed(self)
         elif name == "maxclients":
             requested = config.maxclients
             self.adjust_open_files_limit()
@@ -241,6 +251,33 @@ class Server:
             self.blocking.forget(client)
         if client.is_monitor:
             self.remove_monitor(client)
+        self.drop_subscriptions(client)
+
+    def drop_subscriptions(self, client: Client) -> None:
+        """The client is going: no channel or pattern may keep a reference to it."""
+        if client.channels or client.patterns or client.shard_channels:
+            pubsub_commands.unsubscribe_all(client)
+        self.slow_subscribers.discard(client)
+        client.pubsub_out.clear()
+
+    def flush_subscribers(self) -> None:
+        """Write what the last batch published to every subscriber it reached: one write per
+        subscriber however many messages it got; then check the slow ones' limits."""
+        for subscriber in self.pubsub.take_delivered():
+            if subscriber.pubsub_out:  # type: ignore[attr-defined]
+                subscriber.write_pending()  # type: ignore[attr-defined]
+        if self.slow_subscribers:
+            pubsub_commands.check_slow_subscribers(self)
+
+    def _schedule_subscriber_flush(self) -> None:
+        """A first publish since the last flush: the publisher's batch end normally writes it
+        (Client.flush); this covers publishes outside any batch, such as expiry events."""
+        if self.loop is not None:
+            self.loop.call_soon(self.flush_subscribers)
+
+    def subscriber_congested(self, client: Client) -> None:
+        """A subscriber's pending output passed the pubsub threshold (its pause_writing)."""
+        pubsub_commands.congested(client)
 
     def add_monitor(self, client: Client) -> None:
         client.is_monitor = True
@@ -277,6 +314,8 @@ class Server:
             "total_connections_received": 0,
             "rejected_connections": 0,
             "total_error_replies": 0,
+            "client_query_buffer_limit_disconnections": 0,
+            "client_output_buffer_limit_disconnections": 0,
         }
         self.errorstats = {}
         self.net_input_bytes = 0
@@ -515,6 +554,8 @@ class Server:
             if cycle_ms:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.lru_clock = int(time.time())
+            if self.slow_subscribers:  # soft limits expire even when nothing more is published
+                pubsub_commands.check_slow_subscribers(self)
             now = time.monotonic()
             if now - self._last_client_check >= 1.0:
                 # Redis checks each client about once a second; its timeout is in seconds too.
@@ -552,7 +593,8 @@ class Server:
 
 def _is_waiting(client: Client) -> bool:
     """Blocked and Pub/Sub clients are exempt from the idle timeout, as in Redis."""
-    return bool(client.blocked is not None or getattr(client, "subscriptions", 0))
+    return bool(client.blocked is not None or client.channels or client.patterns
+                or client.shard_channels)
 
 
 def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:

@@ -763,3 +763,72 @@ def test_blocking_pops_inside_multi_do_not_block(r, waiting) -> None:
     client.send_raw(encode("MULTI") + encode("BLMOVE", "l", "d", "LEFT", "LEFT", 0)
                     + encode("EXEC"))
     assert client.raw(5).endswith(b"*1\r\n$-1\r\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# LMOVEM / BLMOVEM (Redis 8.10; the installed parity server is older)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.min_redis(8, 10)
+@pytest.mark.parametrize(("ends", "ordering", "reply", "destination"), [
+    ("LEFT LEFT", "OBO", [b"b", b"a"], [b"b", b"a", b"x", b"y"]),
+    ("LEFT RIGHT", "OBO", [b"a", b"b"], [b"x", b"y", b"a", b"b"]),
+    ("RIGHT LEFT", "OBO", [b"c", b"d"], [b"c", b"d", b"x", b"y"]),
+    ("RIGHT RIGHT", "OBO", [b"d", b"c"], [b"x", b"y", b"d", b"c"]),
+    ("LEFT LEFT", "BULK", [b"a", b"b"], [b"a", b"b", b"x", b"y"]),
+    ("RIGHT RIGHT", "BULK", [b"c", b"d"], [b"x", b"y", b"c", b"d"]),
+])
+def test_lmovem_orders(r, ends: str, ordering: str, reply: list[bytes],
+                       destination: list[bytes]) -> None:
+    r.rpush("src", "a", "b", "c", "d")
+    r.rpush("dst", "x", "y")
+    assert r.execute_command("LMOVEM", "src", "dst", *ends.split(), "COUNT", 2,
+                             ordering) == reply
+    assert r.lrange("dst", 0, -1) == destination
+    assert r.llen("src") == 2
+
+
+@pytest.mark.min_redis(8, 10)
+def test_lmovem_counts_same_key_and_missing_source(r, raw) -> None:
+    r.rpush("l", "a", "b", "c")
+    assert r.execute_command("LMOVEM", "l", "l", "LEFT", "LEFT", "EXACTLY", 2, "OBO") == [
+        b"b", b"a"]
+    assert r.lrange("l", 0, -1) == [b"b", b"a", b"c"]
+    assert r.execute_command("LMOVEM", "l", "l", "LEFT", "RIGHT", "COUNT", 2, "BULK") == [
+        b"b", b"a"]
+    assert r.lrange("l", 0, -1) == [b"c", b"b", b"a"]
+    assert r.execute_command("LMOVEM", "l", "o", "RIGHT", "LEFT") == [b"a"]
+    assert r.execute_command("LMOVEM", "l", "o", "LEFT", "LEFT", "EXACTLY", 5, "BULK") is None
+    assert r.execute_command("LMOVEM", "l", "o", "LEFT", "LEFT", "COUNT", 5, "BULK") == [
+        b"c", b"b"]
+    assert r.exists("l") == 0 and r.lrange("o", 0, -1) == [b"c", b"b", b"a"]
+    assert raw.request(b"LMOVEM l o LEFT LEFT\r\n") == b"*-1\r\n"
+    r.set("s", "x")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.execute_command("LMOVEM", "o", "s", "LEFT", "LEFT")
+    assert r.llen("o") == 3
+    for bad in (["COUNT", 2], ["COUNT", 2, "SIDEWAYS"], ["MANY", 2, "OBO"]):
+        with pytest.raises(redis.ResponseError, match="syntax error"):
+            r.execute_command("LMOVEM", "o", "d", "LEFT", "LEFT", *bad)
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("LMOVEM", "o", "d", "LEFT", "LEFT", "COUNT", 0, "OBO")
+
+
+@pytest.mark.min_redis(8, 10)
+def test_blmovem_exactly_waits_for_enough_elements_and_lets_others_pass(r, waiting) -> None:
+    big = waiting()
+    big.send("BLMOVEM", "src", "dst", "LEFT", "RIGHT", "EXACTLY", 3, "BULK", 0)
+    parked(r, 1)
+    small = waiting()
+    small.send("BLMOVEM", "src", "dst2", "LEFT", "RIGHT", 0)
+    parked(r, 2)
+    r.rpush("src", "a", "b")
+    assert small.reply() == [b"a"]
+    assert big.nothing()
+    r.rpush("src", "c", "d")
+    assert big.reply() == [b"b", b"c", b"d"]
+    assert r.exists("src") == 0 and r.lrange("dst", 0, -1) == [b"b", b"c", b"d"]
+    timed = waiting()
+    timed.send("BLMOVEM", "src", "dst", "LEFT", "LEFT", "COUNT", 2, "OBO", "0.05")
+    assert timed.raw() == b"*-1\r\n"

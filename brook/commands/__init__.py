@@ -20,6 +20,7 @@ FAMILIES = (
     "list_blocking",
     "streams",
     "stream_groups",
+    "pubsub",
 )
 
 

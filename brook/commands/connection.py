@@ -6,6 +6,7 @@ import hmac
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
+from brook.commands.pubsub import is_subscribed, protocol_changed, unsubscribe_all
 from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command
 from brook.config import VERSION
 from brook.connection import REPLY_ON
@@ -14,6 +15,7 @@ from brook.protocol import resp
 if TYPE_CHECKING:
     from brook.connection import Client
 
+_SUBSCRIBED_PONG = b"*2\r\n$4\r\npong\r\n"  # PING in RESP2 subscribed mode: ["pong", message]
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
 BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
 
@@ -43,10 +45,14 @@ def authenticate(client: Client, username: bytes, password: bytes) -> None:
     summary="Returns the server's liveliness response.", syntax="[message]",
 )
 def ping(client: Client, args: list[bytes]) -> bytes:
-    if len(args) == 1:
-        return resp.PONG
     if len(args) > 2:  # arity is -1 in the table, as in Redis, which checks the maximum here
         raise CommandError("ERR wrong number of arguments for 'ping' command")
+    # A RESP2 subscriber always takes the general path (Client.refresh_mode), so the fast path
+    # pays one attribute test here.
+    if client.slow and client.protocol == 2 and is_subscribed(client):
+        return _SUBSCRIBED_PONG + resp.bulk(args[1] if len(args) == 2 else b"")
+    if len(args) == 1:
+        return resp.PONG
     return resp.bulk(args[1])
 
 
@@ -137,7 +143,10 @@ def hello(client: Client, args: list[bytes]) -> bytes:
     if name is not None:
         check_client_name(name)
         client.name = name
-    client.protocol = protocol
+    if protocol != client.protocol:
+        client.protocol = protocol
+        if is_subscribed(client):
+            protocol_changed(client)  # its messages change framing; RESP2 restricts it
     return resp.encode(
         resp.Map(
             {
@@ -161,6 +170,7 @@ def hello(client: Client, args: list[bytes]) -> bytes:
 )
 def reset(client: Client, args: list[bytes]) -> bytes:
     server = client.server
+    unsubscribe_all(client)
     client.in_multi = False
     client.multi_queue.clear()
     client.multi_error = False

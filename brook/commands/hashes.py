@@ -18,6 +18,7 @@ from brook.commands.strings import (
     long_double_from_int,
     parse_long_double,
 )
+from brook.notify import GENERIC, HASH, notify
 from brook.protocol import resp
 from brook.types.hash import Hash
 
@@ -82,6 +83,7 @@ def _set_fields(client: Client, args: list[bytes]) -> int:
     hash_.update(zip(args[2::2], args[3::2], strict=True))
     hash_.check_size(config.hash_max_listpack_entries)
     db.modified(key)
+    notify(client, HASH, b"hset", key)
     client.server.dirty += (len(args) - 2) >> 1
     return len(hash_) - before
 
@@ -126,6 +128,7 @@ def hsetnx(client: Client, args: list[bytes]) -> bytes:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, args[3])
     db.modified(key)
+    notify(client, HASH, b"hset", key)
     client.server.dirty += 1
     return resp.ONE
 
@@ -218,10 +221,12 @@ def hdel(client: Client, args: list[bytes]) -> bytes:
             if not hash_:
                 break
     if deleted:
+        notify(client, HASH, b"hdel", key)
         if hash_:
             db.modified(key)
         else:
             db.delete(key)
+            notify(client, GENERIC, b"del", key)
         client.server.dirty += deleted
     return resp.integer(deleted)
 
@@ -278,6 +283,7 @@ def hincrby(client: Client, args: list[bytes]) -> bytes:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, b"%d" % number)
     db.modified(key)
+    notify(client, HASH, b"hincrby", key)
     client.server.dirty += 1
     return resp.integer(number)
 
@@ -309,6 +315,7 @@ def hincrbyfloat(client: Client, args: list[bytes]) -> bytes:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, text)
     db.modified(key)
+    notify(client, HASH, b"hincrbyfloat", key)
     client.server.dirty += 1
     return resp.bulk(text)
 

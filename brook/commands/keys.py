@@ -27,6 +27,7 @@ from brook.commands.registry import (
     container,
 )
 from brook.keyspace import now_ms
+from brook.notify import GENERIC, notify
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
@@ -82,6 +83,7 @@ def _delete_keys(client: Client, keys: list[bytes]) -> bytes:
     for key in keys:
         if db.delete(key):
             deleted += 1
+            notify(client, GENERIC, b"del", key)
     client.server.dirty += deleted
     return resp.integer(deleted)
 
@@ -187,6 +189,8 @@ def _rename(client: Client, args: list[bytes], only_if_new: bool) -> bytes:
     db.set(destination, value)
     if deadline is not None:  # the TTL travels with the value
         db.set_expire(destination, deadline)
+    notify(client, GENERIC, b"rename_from", source)
+    notify(client, GENERIC, b"rename_to", destination)
     client.server.dirty += 1
     return resp.ONE if only_if_new else resp.OK
 
@@ -241,6 +245,7 @@ def copy(client: Client, args: list[bytes]) -> bytes:
     target_db.set(destination, duplicate)
     if deadline is not None:
         target_db.set_expire(destination, deadline)
+    notify(client, GENERIC, b"copy_to", destination, target_db.index)
     client.server.dirty += 1
     return resp.ONE
 
@@ -263,6 +268,8 @@ def move(client: Client, args: list[bytes]) -> bytes:
     if deadline is not None:
         target_db.set_expire(key, deadline)
     source_db.delete(key)
+    notify(client, GENERIC, b"move_from", key)
+    notify(client, GENERIC, b"move_to", key, target_db.index)
     client.server.dirty += 1
     return resp.ONE
 
@@ -342,8 +349,10 @@ def _expire(client: Client, args: list[bytes], name: str, in_seconds: bool,
         return resp.ZERO
     if when <= now:  # already in the past: the key goes now (not counted as an expiry)
         db.delete(key)
+        notify(client, GENERIC, b"del", key)
     else:
         db.set_expire(key, when)
+        notify(client, GENERIC, b"expire", key)
     client.server.dirty += 1
     return resp.ONE
 
@@ -422,6 +431,7 @@ def persist(client: Client, args: list[bytes]) -> bytes:
     key = args[1]
     if db.lookup(key) is None or not db.persist(key):
         return resp.ZERO
+    notify(client, GENERIC, b"persist", key)
     client.server.dirty += 1
     return resp.ONE
 

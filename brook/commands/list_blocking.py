@@ -16,8 +16,10 @@ from brook import blocking
 from brook.commands.lists import (
     lmpop_key_positions,
     move_reply,
+    movem_reply,
     mpop_reply,
     parse_direction,
+    parse_how_many,
     parse_mpop_args,
     pop_reply,
 )
@@ -97,6 +99,29 @@ def blmove(client: Client, args: list[bytes]) -> bytes | None:
     to_left = parse_direction(args[4])
     timeout = blocking.parse_timeout(args[5], seconds=True)
     return _move(client, args, "blmove", from_left, to_left, timeout)
+
+
+@command(
+    "blmovem", arity=-6, flags="write denyoom blocking", keys=(1, 2, 1),
+    acl="@write @list @slow @blocking", group="list", since="8.10.0",
+    summary="Moves up to (or exactly) a number of elements from one list to another and "
+    "returns them. Blocks until the elements are available otherwise. Deletes the source list "
+    "if it becomes empty.",
+    complexity="O(N) where N is the number of elements moved.",
+    syntax="source destination LEFT | RIGHT LEFT | RIGHT [COUNT count | EXACTLY exactly "
+    "OBO | BULK] timeout",
+)
+def blmovem(client: Client, args: list[bytes]) -> bytes | None:
+    """LMOVEM that waits: with EXACTLY n, until the source holds n elements (a push that
+    leaves it shorter does not serve it, and the next waiter gets its turn)."""
+    from_left = parse_direction(args[3])
+    to_left = parse_direction(args[4])
+    how = parse_how_many(args, 5, len(args) - 1)
+    timeout = blocking.parse_timeout(args[-1], seconds=True)
+    reply = movem_reply(client, args[1], args[2], from_left, to_left, how)
+    if reply is not None:
+        return reply
+    return blocking.block(client, COMMANDS["blmovem"], args, [args[1]], blocking.POP, timeout)
 
 
 @command(

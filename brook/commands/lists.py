@@ -1,8 +1,9 @@
 """List commands (the non-blocking ones; BLPOP and friends park clients in brook.blocking).
 
-A list is a :class:`brook.types.lists.ListValue` (a deque). Replies, error texts and the order
-in which arguments, key and type are checked follow Redis 7.0's ``t_list.c``. An emptied list
-is deleted, as Redis never keeps empty aggregates.
+A list is a :class:`brook.types.lists.ListValue` (packed elements, loose Python objects only at
+the ends of a long list; see that module). Replies, error texts and the order in which
+arguments, key and type are checked follow Redis 7.0's ``t_list.c``. An emptied list is
+deleted, as Redis never keeps empty aggregates.
 
 LPUSH, RPUSH, LPOP and RPOP are the benchmarked commands: their common forms do one dict
 lookup and no helper calls (like GET/SET in :mod:`brook.commands.strings`), with the general
@@ -30,6 +31,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
+from brook.notify import GENERIC, LIST, notify
 from brook.protocol import resp
 from brook.types.lists import ListValue
 
@@ -58,9 +60,6 @@ _PUSH_COMPLEXITY = (
     "O(1) for each element added, so O(N) to add N elements when the command is called with "
     "multiple arguments."
 )
-# LREM deletes up to this many matches one by one (deque.remove, C speed); more are removed
-# by rebuilding the list once, so LREM stays O(N) however many elements match.
-_FEW_REMOVALS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,32 +88,33 @@ def _write_list_or_create(db: Database, key: bytes) -> ListValue:
     return found
 
 
-def _added(client: Client, db: Database, key: bytes, count: int) -> None:
-    """After elements went in: WATCH, clients parked on the key, the dirty counter."""
+def _added(client: Client, db: Database, key: bytes, count: int, event: bytes) -> None:
+    """After elements went in: WATCH, clients parked on the key, the keyspace event, the
+    dirty counter."""
     db.modified(key)
     if db.blocking:
         db.signal_ready(key)
+    notify(client, LIST, event, key)
     client.server.dirty += count
 
 
-def _removed(client: Client, db: Database, key: bytes, found: ListValue, count: int) -> None:
-    """After elements went out: an emptied list is deleted (which signals WATCH), otherwise
-    the key is marked modified; ``count`` elements count as changes."""
-    if found:
+def _removed(client: Client, db: Database, key: bytes, found: ListValue, count: int,
+             event: bytes) -> None:
+    """After elements went out: the keyspace event, then an emptied list is deleted (which
+    signals WATCH; event ``del``), otherwise the key is marked modified; ``count`` elements
+    count as changes."""
+    notify(client, LIST, event, key)
+    if found.size:
         db.modified(key)
     else:
         db.delete(key)
+        notify(client, GENERIC, b"del", key)
     client.server.dirty += count
 
 
 def _take(found: ListValue, left: bool, count: int) -> list[bytes]:
     """Pop up to ``count`` elements from one end, in the order they are popped."""
-    if count >= len(found):
-        items = list(found) if left else list(reversed(found))
-        found.clear()
-        return items
-    pop = found.popleft if left else found.pop
-    return [pop() for _ in range(count)]
+    return found.popmany(count, left)
 
 
 def _option(arg: bytes) -> bytes:
@@ -181,13 +181,14 @@ def lpush(client: Client, args: list[bytes]) -> bytes:
         found = _write_list_or_create(db, key)
     else:
         db.access[key] = db.keyspace.lru_clock
-    found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head, as extendleft does
+    size = found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head, as extendleft does
     if db.watchers:  # db.modified, inlined: the hash field index never concerns a list
         db.touch(key)
     if db.blocking:
         db.signal_ready(key)
+    notify(client, LIST, b"lpush", key)
     client.server.dirty += len(args) - 2
-    return b":%d\r\n" % len(found)
+    return b":%d\r\n" % size
 
 
 @command(
@@ -203,13 +204,14 @@ def rpush(client: Client, args: list[bytes]) -> bytes:
         found = _write_list_or_create(db, key)
     else:
         db.access[key] = db.keyspace.lru_clock
-    found.extend(args[2:])
+    size = found.extend(args[2:])
     if db.watchers:
         db.touch(key)
     if db.blocking:
         db.signal_ready(key)
+    notify(client, LIST, b"rpush", key)
     client.server.dirty += len(args) - 2
-    return b":%d\r\n" % len(found)
+    return b":%d\r\n" % size
 
 
 def _push_existing(client: Client, args: list[bytes], left: bool) -> bytes:
@@ -219,12 +221,9 @@ def _push_existing(client: Client, args: list[bytes], left: bool) -> bytes:
     found = _write_list(db, key)
     if found is None:
         return resp.ZERO
-    if left:
-        found.extendleft(args[2:])
-    else:
-        found.extend(args[2:])
-    _added(client, db, key, len(args) - 2)
-    return resp.integer(len(found))
+    size = found.extendleft(args[2:]) if left else found.extend(args[2:])
+    _added(client, db, key, len(args) - 2, b"lpush" if left else b"rpush")
+    return resp.integer(size)
 
 
 @command(
@@ -264,11 +263,13 @@ def _pop_one(client: Client, args: list[bytes], left: bool) -> bytes:
     else:
         db.access[key] = db.keyspace.lru_clock
     element = found.popleft() if left else found.pop()
-    if found:
+    notify(client, LIST, b"lpop" if left else b"rpop", key)
+    if found.size:
         if db.watchers:
             db.touch(key)
     else:
         db.delete(key)
+        notify(client, GENERIC, b"del", key)
     client.server.dirty += 1
     size = len(element)
     if size < 4096:
@@ -291,7 +292,7 @@ def _pop_count(client: Client, args: list[bytes], left: bool) -> bytes:
     if not count:
         return resp.EMPTY_ARRAY
     items = _take(found, left, count)
-    _removed(client, db, key, found, len(items))
+    _removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
     return _bulks(items)
 
 
@@ -328,7 +329,7 @@ def pop_reply(client: Client, key: bytes, left: bool) -> bytes | None:
     if found is None:
         return None
     element = found.popleft() if left else found.pop()
-    _removed(client, db, key, found, 1)
+    _removed(client, db, key, found, 1, b"lpop" if left else b"rpop")
     return b"*2\r\n" + resp.bulk(key) + resp.bulk(element)
 
 
@@ -367,8 +368,8 @@ def move_reply(client: Client, source: bytes, destination: bytes, from_left: boo
         target.appendleft(element)
     else:
         target.append(element)
-    _added(client, db, destination, 0)
-    _removed(client, db, source, found, 1)
+    _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
+    _removed(client, db, source, found, 1, b"lpop" if from_left else b"rpop")
     return resp.bulk(element)
 
 
@@ -399,6 +400,90 @@ def lmove(client: Client, args: list[bytes]) -> bytes:
 )
 def rpoplpush(client: Client, args: list[bytes]) -> bytes:
     return _move_or_null(client, args, False, True)
+
+
+# ---------------------------------------------------------------------------------------------
+# LMOVEM (8.10)
+# ---------------------------------------------------------------------------------------------
+
+
+class HowMany:
+    """LMOVEM's optional ``COUNT n | EXACTLY n`` and ``OBO | BULK`` (one element by default)."""
+
+    __slots__ = ("count", "exactly", "one_by_one")
+
+    def __init__(self, count: int = 1, exactly: bool = False, one_by_one: bool = True) -> None:
+        self.count = count
+        self.exactly = exactly
+        self.one_by_one = one_by_one
+
+    def needed(self) -> int:
+        """Elements the source must hold for a move: BLMOVEM waits until it does."""
+        return self.count if self.exactly else 1
+
+
+def parse_how_many(args: list[bytes], start: int, end: int) -> HowMany:
+    """``args[start:end]``: nothing, or a selector with its positive count and an ordering
+    (Redis 8.10's lmovemParseOptions: both parts or neither)."""
+    if start == end:
+        return HowMany()
+    if end - start != 3:
+        raise CommandError(SYNTAX_ERROR)
+    selector = _option(args[start])
+    if selector not in (b"count", b"exactly"):
+        raise CommandError(SYNTAX_ERROR)
+    count = _at_least_one(args[start + 1], MPOP_COUNT_ERROR)
+    ordering = _option(args[start + 2])
+    if ordering not in (b"obo", b"bulk"):
+        raise CommandError(SYNTAX_ERROR)
+    return HowMany(count, selector == b"exactly", ordering == b"obo")
+
+
+def movem_reply(client: Client, source: bytes, destination: bytes, from_left: bool,
+                to_left: bool, how: HowMany) -> bytes | None:
+    """LMOVEM: the moved elements in destination order (left to right), None when nothing
+    moves (no source, or fewer than EXACTLY elements).
+
+    As Redis 8.10: the source's type is checked first, the shortfall next, then the
+    destination's type, all before anything moves. Every element is popped before any is
+    pushed, so a move within one list takes the batch out first. OBO pushes them one by one
+    in pop order; BULK pushes the batch keeping the order it had in the source."""
+    db = client.db
+    found = _write_list(db, source)
+    if found is None or (how.exactly and len(found) < how.count):
+        return None
+    target = found if destination == source else _write_list(db, destination)
+    popped = _take(found, from_left, min(how.count, len(found)))
+    if how.one_by_one:
+        arranged = popped[::-1] if to_left else popped
+    else:
+        arranged = popped if from_left else popped[::-1]
+    if target is None:
+        target = _write_list_or_create(db, destination)
+    if to_left:
+        target.extendleft(arranged[::-1])
+    else:
+        target.extend(arranged)
+    _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
+    _removed(client, db, source, found, len(popped), b"lpop" if from_left else b"rpop")
+    return resp.array_of_bulks(arranged)
+
+
+@command(
+    "lmovem", arity=-5, flags="write denyoom", keys=(1, 2, 1), acl="@write @list @slow",
+    group="list", since="8.10.0",
+    summary="Moves up to (or exactly) a number of elements from one list to another and "
+    "returns them. Deletes the source list if it becomes empty.",
+    complexity="O(N) where N is the number of elements moved.",
+    syntax="source destination LEFT | RIGHT LEFT | RIGHT [COUNT count | EXACTLY exactly "
+    "OBO | BULK]",
+)
+def lmovem(client: Client, args: list[bytes]) -> bytes:
+    from_left = parse_direction(args[3])
+    to_left = parse_direction(args[4])
+    how = parse_how_many(args, 5, len(args))
+    reply = movem_reply(client, args[1], args[2], from_left, to_left, how)
+    return resp.null_array(client.protocol) if reply is None else reply
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +522,7 @@ def mpop_reply(client: Client, keys: list[bytes], left: bool, count: int) -> byt
         if found is None:
             continue
         items = _take(found, left, count)
-        _removed(client, db, key, found, len(items))
+        _removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
         return b"*2\r\n" + resp.bulk(key) + _bulks(items)
     return None
 
@@ -513,12 +598,7 @@ def _clamp_range(size: int, start: int, end: int) -> tuple[int, int] | None:
 def _slice(found: ListValue, start: int, end: int) -> list[bytes]:
     """Elements ``start..end`` (inclusive, in range), walked from the nearer end as a
     quicklist iterator starts."""
-    size = len(found)
-    if start <= size - 1 - end:
-        return list(islice(found, start, end + 1))
-    items = list(islice(reversed(found), size - 1 - end, size - start))
-    items.reverse()
-    return items
+    return found.range(start, end + 1)
 
 
 @command(
@@ -583,21 +663,8 @@ def _lpos_options(args: list[bytes]) -> tuple[int, int, int]:
 def _match_positions(found: ListValue, element: bytes, from_tail: bool,
                      maxlen: int) -> Iterator[int]:
     """Indexes of ``element`` in scan order, looking at no more than ``maxlen`` elements
-    (0: all). Forward scans use deque.index (C speed)."""
-    size = len(found)
-    limit = size if maxlen == 0 else min(maxlen, size)
-    if not from_tail:
-        position = 0
-        while True:
-            try:
-                position = found.index(element, position, limit)
-            except ValueError:
-                return
-            yield position
-            position += 1
-    for offset, item in enumerate(islice(reversed(found), limit)):
-        if item == element:
-            yield size - 1 - offset
+    (0: all)."""
+    return found.positions(element, from_tail, maxlen)
 
 
 @command(
@@ -648,6 +715,7 @@ def lset(client: Client, args: list[bytes]) -> bytes:
         raise CommandError(INDEX_OUT_OF_RANGE)
     found[index] = args[3]
     db.modified(key)
+    notify(client, LIST, b"lset", key)
     client.server.dirty += 1
     return resp.OK
 
@@ -675,46 +743,8 @@ def linsert(client: Client, args: list[bytes]) -> bytes:
     except ValueError:
         return resp.integer(-1)
     found.insert(pivot if where == b"before" else pivot + 1, args[4])
-    _added(client, db, key, 1)
+    _added(client, db, key, 1, b"linsert")
     return resp.integer(len(found))
-
-
-def _remove_matches(found: ListValue, element: bytes, limit: int) -> int:
-    """LREM's removal: ``limit`` > 0 from the head, < 0 from the tail, 0 every match."""
-    present = found.count(element)
-    if not present:
-        return 0
-    wanted = present if limit == 0 else min(present, abs(limit))
-    from_tail = limit < 0
-    if from_tail:
-        found.reverse()
-    if wanted <= _FEW_REMOVALS:
-        for _ in range(wanted):
-            found.remove(element)
-    else:
-        _rebuild_without(found, element, wanted, wanted == present)
-    if from_tail:
-        found.reverse()
-    return wanted
-
-
-def _rebuild_without(found: ListValue, element: bytes, wanted: int, every: bool) -> None:
-    """Drop the first ``wanted`` matches by rebuilding the deque once (O(N) for any number)."""
-    if every:
-        kept = [item for item in found if item != element]
-    else:
-        kept = []
-        items = iter(found)
-        for item in items:
-            if item == element:
-                wanted -= 1
-                if not wanted:
-                    break
-            else:
-                kept.append(item)
-        kept.extend(items)
-    found.clear()
-    found.extend(kept)
 
 
 @command(
@@ -731,30 +761,17 @@ def lrem(client: Client, args: list[bytes]) -> bytes:
     found = _write_list(db, key)
     if found is None:
         return resp.ZERO
-    removed = _remove_matches(found, args[3], limit)
+    removed = found.remove_matches(args[3], limit)
     if removed:
-        _removed(client, db, key, found, removed)
+        _removed(client, db, key, found, removed, b"lrem")
     return resp.integer(removed)
 
 
 def _trim(found: ListValue, keep: tuple[int, int] | None) -> int:
     """Keep only elements ``keep`` (inclusive bounds, None for none); returns how many went."""
-    size = len(found)
     if keep is None:
-        found.clear()
-        return size
-    start, end = keep
-    from_tail = size - 1 - end
-    if start + from_tail > size >> 1:  # most of the list goes: copy what stays instead
-        kept = list(islice(found, start, end + 1))
-        found.clear()
-        found.extend(kept)
-    else:
-        for _ in range(start):
-            found.popleft()
-        for _ in range(from_tail):
-            found.pop()
-    return start + from_tail
+        return found.trim(0, 0)
+    return found.trim(keep[0], keep[1] + 1)
 
 
 @command(
@@ -773,6 +790,6 @@ def ltrim(client: Client, args: list[bytes]) -> bytes:
     if found is None:
         return resp.OK
     removed = _trim(found, _clamp_range(len(found), start, end))
-    _removed(client, db, key, found, removed)  # Redis signals the key even if nothing went
+    _removed(client, db, key, found, removed, b"ltrim")  # even if nothing went, as Redis
     return resp.OK
 

@@ -194,6 +194,7 @@ def _section_clients(server: Server) -> list[str]:
     watched_keys = sum(len(db.watchers) for db in server.keyspace.databases)
     blocking_keys, blocking_on_nokey = server.blocking.blocking_keys()
     in_timeout = sum(1 for c in clients if c.blocked is not None and c.blocked.deadline)
+    subscribers = sum(1 for c in clients if c.channels or c.patterns or c.shard_channels)
     return [
         f"connected_clients:{len(server.clients)}",
         "cluster_connections:0",
@@ -202,7 +203,7 @@ def _section_clients(server: Server) -> list[str]:
         "client_recent_max_output_buffer:0",
         f"blocked_clients:{server.blocking.parked}",
         "tracking_clients:0",
-        "pubsub_clients:0",
+        f"pubsub_clients:{subscribers}",
         f"watching_clients:{watching}",
         f"clients_in_timeout_table:{in_timeout}",
         f"total_watched_keys:{watched_keys}",
@@ -296,15 +297,19 @@ def _section_stats(server: Server) -> list[str]:
         "evicted_clients:0",
         f"keyspace_hits:{keyspace.hits}",
         f"keyspace_misses:{keyspace.misses}",
-        "pubsub_channels:0",
-        "pubsub_patterns:0",
-        "pubsubshard_channels:0",
+        f"pubsub_channels:{len(server.pubsub.channels)}",
+        f"pubsub_patterns:{len(server.pubsub.patterns)}",
+        f"pubsubshard_channels:{len(server.pubsub.shard_channels)}",
         "latest_fork_usec:0",
         "total_forks:0",
         "tracking_total_keys:0",
         "unexpected_error_replies:0",
         f"total_error_replies:{stats['total_error_replies']}",
         "dump_payload_sanitizations:0",
+        "client_query_buffer_limit_disconnections:"
+        f"{stats['client_query_buffer_limit_disconnections']}",
+        "client_output_buffer_limit_disconnections:"
+        f"{stats['client_output_buffer_limit_disconnections']}",
     ]
 
 

@@ -32,6 +32,7 @@ from brook.commands.stream_args import (
     parse_strict_id,
 )
 from brook.keyspace import now_ms
+from brook.notify import STREAM, notify
 from brook.protocol import resp
 from brook.types.groups import (
     INVALID_ENTRIES_READ,
@@ -158,6 +159,7 @@ def xgroup_create(client: Client, args: list[bytes]) -> bytes:
         raise CommandError("BUSYGROUP Consumer Group name already exists")
     stream.groups[args[3]] = Group(args[3], last_id, _clamp_entries_read(stream, entries_read))
     client.db.modified(args[2])
+    notify(client, STREAM, b"xgroup-create", args[2])
     client.server.dirty += 1
     return resp.OK
 
@@ -178,6 +180,7 @@ def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
     group.last_id = last_id
     group.entries_read = _clamp_entries_read(stream, entries_read)  # type: ignore[arg-type]
     client.db.modified(args[2])
+    notify(client, STREAM, b"xgroup-setid", args[2])
     client.server.dirty += 1
     return resp.OK
 
@@ -190,6 +193,7 @@ def xgroup_destroy(client: Client, args: list[bytes]) -> bytes:
         return resp.ZERO
     del stream.groups[args[3]]  # type: ignore[union-attr]
     client.db.modified(args[2])
+    notify(client, STREAM, b"xgroup-destroy", args[2])
     client.db.signal_ready(args[2])  # its parked readers are told it is gone
     client.server.dirty += 1
     return resp.ONE
@@ -205,6 +209,7 @@ def xgroup_createconsumer(client: Client, args: list[bytes]) -> bytes:
         return resp.ZERO
     group.consumer(args[4], now_ms())
     client.db.modified(args[2])
+    notify(client, STREAM, b"xgroup-createconsumer", args[2])
     client.server.dirty += 1
     return resp.ONE
 
@@ -220,6 +225,7 @@ def xgroup_delconsumer(client: Client, args: list[bytes]) -> bytes:
         return resp.ZERO
     pending = group.delete_consumer(consumer)
     client.db.modified(args[2])
+    notify(client, STREAM, b"xgroup-delconsumer", args[2])
     client.server.dirty += 1
     return resp.integer(pending)
 
@@ -383,6 +389,8 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     served: list[tuple[bytes, int, list[bytes]]] = []
     for key, stream, group, after in targets:
         # Since Redis 7.2 every read creates the consumer and counts as an attempt (seen-time).
+        if parsed.consumer not in group.consumers:
+            notify(client, STREAM, b"xgroup-createconsumer", key)
         consumer = group.consumer(parsed.consumer, now)
         assert consumer is not None
         consumer.seen_time = now
@@ -710,6 +718,8 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         j += 1
     if delivery_time == -1 or delivery_time < 0 or delivery_time > now:
         delivery_time = now  # a bogus time is not an error (clients' clocks differ)
+    if args[3] not in group.consumers:
+        notify(client, STREAM, b"xgroup-createconsumer", args[1])
     consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
     assert consumer is not None
     consumer.seen_time = now
@@ -771,6 +781,8 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
     attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
     # The records it may look at, and the one after them (the next cursor).
     scan = list(islice(group.pel.records(start), attempts + 1))
+    if args[3] not in group.consumers:
+        notify(client, STREAM, b"xgroup-createconsumer", args[1])
     consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
     assert consumer is not None
     consumer.seen_time = now

@@ -37,6 +37,7 @@ from brook.commands.stream_args import (
     parse_trim_args,
 )
 from brook.keyspace import now_ms
+from brook.notify import STREAM, notify
 from brook.protocol import resp
 from brook.types.groups import drop_references, drop_references_below, referenced
 from brook.types.idmp import Idmp, content_iid
@@ -186,6 +187,7 @@ def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
         db.modified(key)
     if db.blocking:
         db.signal_ready(key)
+    notify(client, STREAM, b"xadd", key)
     return _id_reply(entry_id)
 
 
@@ -238,13 +240,15 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     _store(client, stream, entry_id, fields)
     if iid is not None:
         _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id, now_ms())  # type: ignore[arg-type]
-    if parsed.strategy is not None:
-        _trim(stream, parsed)
+    trimmed = _trim(stream, parsed) if parsed.strategy is not None else 0
     db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
     if db.blocking:
         db.signal_ready(key)
+    notify(client, STREAM, b"xadd", key)
+    if trimmed:
+        notify(client, STREAM, b"xtrim", key)
     return _id_reply(entry_id)
 
 
@@ -265,6 +269,7 @@ def xtrim(client: Client, args: list[bytes]) -> bytes:
     removed = _trim(stream, parsed)
     if removed:
         db.modified(args[1])
+        notify(client, STREAM, b"xtrim", args[1])
         client.server.dirty += removed
     return resp.integer(removed)
 
@@ -302,6 +307,7 @@ def xdel(client: Client, args: list[bytes]) -> bytes:
     deleted = sum(1 for entry_id in ids if stream.delete(entry_id))
     if deleted:
         db.modified(args[1])
+        notify(client, STREAM, b"xdel", args[1])
         client.server.dirty += deleted
     return resp.integer(deleted)
 
@@ -355,6 +361,7 @@ def xdelex(client: Client, args: list[bytes]) -> bytes:
     deleted = results.count(1)
     if deleted:
         db.modified(args[1])
+        notify(client, STREAM, b"xdel", args[1])
         client.server.dirty += deleted
     return resp.array([resp.integer(n) for n in results])
 
@@ -404,6 +411,7 @@ def xsetid(client: Client, args: list[bytes]) -> bytes:
     if max_deleted:
         stream.max_deleted_id = max_deleted
     # No WATCH signal: Redis's xsetidCommand does not call signalModifiedKey.
+    notify(client, STREAM, b"xsetid", args[1])
     client.server.dirty += 1
     return resp.OK
 

@@ -31,6 +31,7 @@ from brook.commands.registry import (
     command,
 )
 from brook.keyspace import now_ms
+from brook.notify import GENERIC, STRING, notify
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
@@ -149,6 +150,7 @@ def set_(client: Client, args: list[bytes]) -> bytes:
         db.field_indexes.pop(key, None)  # an HSCAN index of a hash this SET replaces
     if db.watchers:
         db.touch(key)
+    notify(client, STRING, b"set", key)
     client.server.dirty += 1
     return OK
 
@@ -233,8 +235,10 @@ def _set_with_options(client: Client, args: list[bytes]) -> bytes:
     if (flags & _NX and found) or (flags & _XX and not found):
         return reply if flags & _GET else resp.null(client.protocol)
     db.set(key, args[2], keep_ttl=bool(flags & _KEEPTTL))
+    notify(client, STRING, b"set", key)
     if deadline is not None:
         db.set_expire(key, deadline)
+        notify(client, GENERIC, b"expire", key)
     client.server.dirty += 1
     return reply
 
@@ -249,6 +253,7 @@ def setnx(client: Client, args: list[bytes]) -> bytes:
     if db.lookup(args[1]) is not None:
         return resp.ZERO
     db.set(args[1], args[2])
+    notify(client, STRING, b"set", args[1])
     client.server.dirty += 1
     return resp.ONE
 
@@ -261,6 +266,8 @@ def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) 
     db.lookup(key)  # an expired previous value counts as expired, as in Redis
     db.set(key, args[3])
     db.set_expire(key, deadline)
+    notify(client, STRING, b"set", key)
+    notify(client, GENERIC, b"expire", key)
     client.server.dirty += 1
     return OK
 
@@ -297,6 +304,7 @@ def getset(client: Client, args: list[bytes]) -> bytes:
     db = client.db
     old = string_value(db, args[1], counted=True)
     db.set(args[1], args[2])
+    notify(client, STRING, b"set", args[1])
     client.server.dirty += 1
     return resp.bulk_or_null(old, client.protocol)
 
@@ -312,6 +320,7 @@ def getdel(client: Client, args: list[bytes]) -> bytes:
     if value is None:
         return resp.null(client.protocol)
     db.delete(args[1])
+    notify(client, GENERIC, b"del", args[1])
     client.server.dirty += 1
     return resp.bulk(value)
 
@@ -335,10 +344,13 @@ def getex(client: Client, args: list[bytes]) -> bytes:
         deadline = expire_deadline(expire, flags, "getex")
         if not flags & _RELATIVE and deadline <= now_ms():
             db.delete(key)  # an absolute time already past deletes the key at once
+            notify(client, GENERIC, b"del", key)
         else:
             db.set_expire(key, deadline)
+            notify(client, GENERIC, b"expire", key)
         client.server.dirty += 1
     elif flags & _PERSIST and db.persist(key):
+        notify(client, GENERIC, b"persist", key)
         client.server.dirty += 1
     return reply
 
@@ -399,6 +411,9 @@ def mset(client: Client, args: list[bytes]) -> bytes:
                 db.modified(key)
             if db.blocking:
                 db.signal_ready(key)
+    if client.server.config.notify_keyspace_events:
+        for key in args[1::2]:
+            notify(client, STRING, b"set", key)
     client.server.dirty += len(args) >> 1
     return OK
 
@@ -419,6 +434,7 @@ def msetnx(client: Client, args: list[bytes]) -> bytes:
             return resp.ZERO
     for key, value in zip(keys, args[2::2], strict=True):
         db.set(key, value)
+        notify(client, STRING, b"set", key)
     client.server.dirty += len(keys)
     return resp.ONE
 
@@ -481,6 +497,7 @@ def incr(client: Client, args: list[bytes]) -> bytes:
     db.access[key] = db.keyspace.lru_clock
     if db.watchers:
         db.touch(key)
+    notify(client, STRING, b"incrby", key)
     client.server.dirty += 1
     return b":%s\r\n" % text
 
@@ -496,6 +513,7 @@ def incr_by(client: Client, key: bytes, delta: int) -> bytes:
     db.data[key] = b"%d" % number
     db.access[key] = db.keyspace.lru_clock
     db.modified(key)
+    notify(client, STRING, b"incrby", key)
     client.server.dirty += 1
     return resp.integer(number)
 
@@ -556,6 +574,7 @@ def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
     db.data[key] = text  # the TTL is kept
     db.access[key] = db.keyspace.lru_clock
     db.modified(key)
+    notify(client, STRING, b"incrbyfloat", key)
     client.server.dirty += 1
     return resp.bulk(text)
 
@@ -600,6 +619,7 @@ def append(client: Client, args: list[bytes]) -> bytes:
             db.access[key] = db.keyspace.lru_clock
         length = len(value)
     db.modified(key)
+    notify(client, STRING, b"append", key)
     client.server.dirty += 1
     return resp.integer(length)
 
@@ -680,6 +700,7 @@ def setrange(client: Client, args: list[bytes]) -> bytes:
             value.extend(bytes(offset - len(value)))
     value[offset : offset + len(patch)] = patch
     db.modified(key)
+    notify(client, STRING, b"setrange", key)
     client.server.dirty += 1
     return resp.integer(len(value))
 

@@ -1,8 +1,41 @@
-"""The list value type: a deque of elements, O(1) at both ends.
+"""The list value type: packed elements, with loose ends on a long list, O(1) at both ends.
 
-Redis keeps a list as a quicklist (a linked list of listpacks). A ``collections.deque`` is the
-Python counterpart: a linked list of fixed 64-slot blocks written in C, so pushes and pops at
-either end are O(1) and indexing walks from the nearer end, as a quicklist does.
+Redis keeps a list as a quicklist, a doubly linked list of listpacks, where an element is a
+length, its bytes and a back-length: an 11-byte element costs 13 bytes. A ``deque`` of
+``bytes`` (Brook's first list) paid a 33-byte object header and an 8-byte slot for every element
+instead: 55 bytes per 11-byte element in a long list, 132 per element in lists of ten. Python
+objects are the cost, so a list keeps as few of them as it can:
+
+* **Small lists** (packed form at most ``SMALL_BYTES``) are one immutable ``bytes``, in
+  listpack style: every element is a length byte, the element, the length byte again, so both
+  ends can be read without a walk (an element of 254 bytes or more: marker 254, a 2-byte
+  length, the element, the length, the marker). A push or a pop builds the new ``bytes``, a copy
+  of at most ``SMALL_BYTES`` (what a listpack's realloc and memmove cost Redis); other commands
+  decode it, as small as it is. Ten 6-byte elements cost 48 bytes of list object and 113 of
+  ``bytes`` (Redis: 26.6 bytes per element with the key, Brook now about 33).
+* **Long lists** (:class:`_Big`) are a deque of packed chunks between two *loose ends*, plain
+  Python lists of ``bytes`` objects. LPUSH/RPUSH/LPOP/RPOP touch only a loose end, at the cost
+  of a C list append or pop (they are the benchmarked commands, and the budget for what a pop
+  may cost beyond the deque's is a few hundred nanoseconds: more than any packed format can be
+  read in Python). When an end holds ``KEEP + CHUNK`` elements its ``CHUNK`` innermost ones are
+  packed into a chunk; when an end runs dry the adjacent chunk is unpacked into it (or, without
+  chunks, half of the other end moves over). An element is packed and unpacked at most once
+  per trip through an end, so pushes and pops stay amortized O(1), and at most
+  ``2 * (KEEP + CHUNK)`` elements of a list are ever loose objects.
+* **A chunk** is the pickle (protocol 5, without memo) of the list of its elements: each
+  element shorter than 256 bytes is an opcode, a length byte and the bytes, so 11 bytes cost
+  13, as in a listpack, and the C pickler and unpickler pack or unpack a chunk of 128 elements
+  in a few microseconds (a ``struct`` format built from lengths is two to three times slower,
+  a Python walk over length prefixes five to ten times). Chunks are made only by
+  :func:`_pack` and never leave the process, so unpickling them is safe. A chunk holds at most
+  ``CHUNK`` elements and ``CHUNK_BYTES`` bytes (one element at least, as a quicklist node), and
+  is kept with its element count, so an index finds its chunk without unpacking others,
+  walking from the nearer end as Redis's quicklist iterator does. The element searches (LPOS,
+  LINSERT's pivot, LREM) skip a chunk whose bytes do not contain the element at all.
+
+A long list that shrinks to ``SHRINK_SIZE`` elements or fewer takes the small form again when
+it next refills an end or loses elements in bulk (LPOP/RPOP with a count, LTRIM, LREM): not on
+the pop path itself, which stays a list pop. A list drained to nothing is deleted anyway.
 
 OBJECT ENCODING: Redis 7.0 reports ``quicklist`` for every list; Redis 7.2 and later report
 ``listpack`` while a list is small (``list-max-listpack-size``). The parity server installed
@@ -12,19 +45,844 @@ becomes once it grows past the listpack limit.
 
 from __future__ import annotations
 
+import io
+import pickle
 from collections import deque
+from collections.abc import Iterable, Iterator
+from itertools import accumulate
 
 from brook import keyspace
 
+SMALL_BYTES = 1024  # the packed form of a small list is at most this long
+CHUNK = 128  # elements per chunk of a long list
+CHUNK_BYTES = 8192  # bytes per chunk unless it holds one element (a quicklist node: 8 KiB)
+KEEP = 32  # loose elements left at an end when its inner ones are packed
+PACK_AT = KEEP + CHUNK  # an end this long is packed
+SHRINK_SIZE = 32  # a long list this short may become small again
 
-class ListValue(deque[bytes]):
-    """A list value (``__slots__`` keeps instances free of a per-object ``__dict__``)."""
+_LONG = 254  # length byte of a small list's long element (2-byte length follows)
+_MARKS = [bytes((n,)) for n in range(_LONG)]
 
-    __slots__ = ()
+Node = tuple[int, bytes]  # (element count, chunk)
 
-    def copy(self) -> ListValue:  # type: ignore[override]
-        """An independent copy (COPY must not share the elements' container)."""
-        return ListValue(self)
+
+# ---------------------------------------------------------------------------------------------
+# Encodings
+# ---------------------------------------------------------------------------------------------
+
+
+def _entry(element: bytes) -> bytes:
+    """One element in the small form (elements of a small list are shorter than 64 KiB)."""
+    size = len(element)
+    if size < _LONG:
+        mark = _MARKS[size]
+        return mark + element + mark
+    length = size.to_bytes(2, "little")
+    return b"\xfe" + length + element + length + b"\xfe"
+
+
+def _encode_small(items: list[bytes]) -> bytes | None:
+    """The small form of ``items``, None when it would be longer than SMALL_BYTES."""
+    sizes = list(map(len, items))
+    if not sizes:
+        return b""
+    if sum(sizes) + 2 * len(sizes) > SMALL_BYTES:
+        return None
+    if max(sizes) < _LONG:  # the usual case: three C-level list assignments and one join
+        marks = list(map(_MARKS.__getitem__, sizes))
+        parts: list[bytes] = [b""] * (3 * len(items))
+        parts[::3] = marks
+        parts[1::3] = items
+        parts[2::3] = marks
+        packed = b"".join(parts)
+    else:
+        packed = b"".join(map(_entry, items))
+    return packed if len(packed) <= SMALL_BYTES else None
+
+
+def _decode_small(data: bytes) -> list[bytes]:
+    """The elements of a small form, in order."""
+    items: list[bytes] = []
+    append = items.append
+    position = 0
+    end = len(data)
+    while position < end:
+        size = data[position]
+        if size < _LONG:
+            position += 1
+            stop = position + size
+            append(data[position:stop])
+            position = stop + 1
+        else:
+            size = data[position + 1] | data[position + 2] << 8
+            position += 3
+            stop = position + size
+            append(data[position:stop])
+            position = stop + 3
+    return items
+
+
+_BUFFER = io.BytesIO()
+_PICKLER = pickle.Pickler(_BUFFER, protocol=5)
+_PICKLER.fast = True  # no memo: an element is its opcode, its length and its bytes, nothing else
+
+
+def _pack(items: list[bytes]) -> bytes:
+    """A chunk: the pickle of ``items``."""
+    _BUFFER.seek(0)
+    _BUFFER.truncate()
+    _PICKLER.dump(items)
+    return _BUFFER.getvalue()
+
+
+_unpack = pickle.loads  # a chunk's elements, as a new list
+
+# Chunks read recently, unpacked: LRANGE, LINDEX and LPOS repeated on the same part of a long
+# list (a dashboard polling a queue, redis-benchmark's LRANGE_100) unpack nothing. Keyed by the
+# chunk itself (immutable; its hash is computed once), oldest out first, big chunks never kept.
+_READ_CACHE: dict[bytes, list[bytes]] = {}
+_READ_CACHE_SIZE = 16
+_READ_CACHE_MAX_CHUNK = 1 << 16
+
+
+def _read(chunk: bytes) -> list[bytes]:
+    """A chunk's elements for reading only: callers must not change the list."""
+    items = _READ_CACHE.get(chunk)
+    if items is None:
+        items = _unpack(chunk)
+        if len(chunk) <= _READ_CACHE_MAX_CHUNK:
+            if len(_READ_CACHE) >= _READ_CACHE_SIZE:
+                del _READ_CACHE[next(iter(_READ_CACHE))]
+            _READ_CACHE[chunk] = items
+    return items
+
+
+def _chunk(items: list[bytes], from_end: bool = False) -> Node:
+    """A chunk of ``items`` (at most CHUNK, in order): all of them when the chunk is at most
+    CHUNK_BYTES long, otherwise as many as surely fit, one at least, the first ones (the
+    last ones when ``from_end``). Packing first and measuring after costs nothing in the
+    usual case, where everything fits."""
+    packed = _pack(items)
+    if len(packed) <= CHUNK_BYTES or len(items) == 1:
+        return len(items), packed
+    budget = CHUNK_BYTES - 32  # the pickle's header and a second frame
+    count = 0
+    for total in accumulate(len(item) + 9 for item in (reversed(items) if from_end else items)):
+        if total > budget:  # (9: the longest opcode with its length)
+            break
+        count += 1
+    count = max(count, 1)
+    return count, _pack(items[len(items) - count:] if from_end else items[:count])
+
+
+def _nodes_of(items: list[bytes]) -> list[Node]:
+    """``items`` (in order) as consecutive chunks."""
+    nodes: list[Node] = []
+    start = 0
+    while start < len(items):
+        node = _chunk(items[start:start + CHUNK])
+        nodes.append(node)
+        start += node[0]
+    return nodes
+
+
+def _without(items: list[bytes], element: bytes, budget: int,
+             from_end: bool) -> tuple[list[bytes], int]:
+    """``items`` less up to ``budget`` matches of ``element``, taken from the end when
+    ``from_end``: (what is left, how many went)."""
+    present = items.count(element)
+    if not present:
+        return items, 0
+    if present <= budget:
+        return [item for item in items if item != element], present
+    if from_end:
+        items = items[::-1]
+    kept: list[bytes] = []
+    remaining = budget
+    scan = iter(items)
+    for item in scan:
+        if item == element:
+            remaining -= 1
+            if not remaining:
+                break
+        else:
+            kept.append(item)
+    kept.extend(scan)
+    if from_end:
+        kept.reverse()
+    return kept, budget
+
+
+# ---------------------------------------------------------------------------------------------
+# Long lists
+# ---------------------------------------------------------------------------------------------
+
+
+class _Big:
+    """A long list: ``left`` (loose, reversed: ``left[-1]`` is the first element), ``nodes``
+    (chunks with their counts, in order), ``right`` (loose, in order: ``right[-1]`` is last)."""
+
+    __slots__ = ("left", "nodes", "right")
+
+    def __init__(self, left: list[bytes], nodes: deque[Node], right: list[bytes]) -> None:
+        self.left = left
+        self.nodes = nodes
+        self.right = right
+
+    def pack_right(self) -> None:
+        """Pack the inner elements of the right end, leaving KEEP to CHUNK + KEEP - 1."""
+        right = self.right
+        nodes = self.nodes
+        stop = len(right) - KEEP
+        start = 0
+        while stop - start >= CHUNK:
+            node = _chunk(right[start:start + CHUNK])
+            nodes.append(node)
+            start += node[0]
+        del right[:start]
+
+    def pack_left(self) -> None:
+        """Pack the inner elements of the left end (the first of ``left``)."""
+        left = self.left
+        nodes = self.nodes
+        stop = len(left) - KEEP
+        start = 0
+        while stop - start >= CHUNK:
+            piece = left[start:start + CHUNK]
+            piece.reverse()  # in list order, the innermost last: a short chunk takes those
+            node = _chunk(piece, from_end=True)
+            nodes.appendleft(node)
+            start += node[0]
+        del left[:start]
+
+    def refill_right(self) -> list[bytes]:
+        """The right end ran dry: unpack the last chunk into it, or without chunks move the
+        inner half of the left end over (halves, so alternating ends stay O(1) amortized)."""
+        if self.nodes:
+            right = self.right = _unpack(self.nodes.pop()[1])
+        else:
+            left = self.left
+            half = (len(left) + 1) // 2
+            right = self.right = left[half - 1::-1]
+            del left[:half]
+        return right
+
+    def refill_left(self) -> list[bytes]:
+        """The left end ran dry: as :meth:`refill_right`, mirrored."""
+        if self.nodes:
+            left = _unpack(self.nodes.popleft()[1])
+            left.reverse()
+            self.left = left
+        else:
+            right = self.right
+            half = (len(right) + 1) // 2
+            left = self.left = right[half - 1::-1]
+            del right[:half]
+        return left
+
+    def seek(self, index: int, total: int) -> tuple[int, int]:
+        """(chunk position, offset) of element ``index`` of the chunks (``total`` elements in
+        all), found from the nearer end."""
+        nodes = self.nodes
+        if index < total - index:
+            for position, (count, _) in enumerate(nodes):
+                if index < count:
+                    return position, index
+                index -= count
+        else:
+            back = total - 1 - index
+            last = len(nodes) - 1
+            for position, (count, _) in enumerate(reversed(nodes)):
+                if back < count:
+                    return last - position, count - 1 - back
+                back -= count
+        raise IndexError("list index out of range")
+
+    def chunk_range(self, start: int, stop: int, total: int) -> list[bytes]:
+        """Elements ``start`` to ``stop - 1`` of the chunks, walked from the nearer end."""
+        wanted = stop - start
+        if start <= total - stop:
+            items: list[bytes] = []
+            skip = start
+            for count, chunk in self.nodes:
+                if skip >= count:
+                    skip -= count
+                    continue
+                part = _read(chunk)[skip:skip + wanted]
+                items += part
+                wanted -= len(part)
+                if not wanted:
+                    break
+                skip = 0
+            return items
+        pieces: list[list[bytes]] = []
+        skip = total - stop
+        for count, chunk in reversed(self.nodes):
+            if skip >= count:
+                skip -= count
+                continue
+            end = count - skip
+            begin = max(0, end - wanted)
+            pieces.append(_read(chunk)[begin:end])
+            wanted -= end - begin
+            if not wanted:
+                break
+            skip = 0
+        pieces.reverse()
+        return [item for piece in pieces for item in piece]
+
+    def replace_chunk(self, position: int, items: list[bytes]) -> None:
+        """Put ``items`` (not empty) where chunk ``position`` was: one chunk or several."""
+        nodes = self.nodes
+        replacement = _nodes_of(items)
+        nodes[position] = replacement[0]
+        for offset, node in enumerate(replacement[1:], 1):
+            nodes.insert(position + offset, node)
+
+    def take_left(self, count: int, collect: bool) -> list[bytes]:
+        """Remove ``count`` (fewer than all) elements from the head, returned in pop order
+        when ``collect`` (whole chunks are dropped unread otherwise)."""
+        taken: list[bytes] = []
+        left = self.left
+        here = min(count, len(left))
+        if here:
+            if collect:
+                taken = left[len(left) - here:]
+                taken.reverse()
+            del left[len(left) - here:]
+            count -= here
+        nodes = self.nodes
+        while count and nodes:
+            size, chunk = nodes.popleft()
+            if size <= count:
+                if collect:
+                    taken += _unpack(chunk)
+                count -= size
+                continue
+            items = _unpack(chunk)
+            if collect:
+                taken += items[:count]
+            rest = items[count:]
+            rest.reverse()
+            self.left = rest
+            count = 0
+        if count:
+            right = self.right
+            if collect:
+                taken += right[:count]
+            del right[:count]
+        return taken
+
+    def take_right(self, count: int, collect: bool) -> list[bytes]:
+        """:meth:`take_left` at the tail (pop order: the last element first)."""
+        taken: list[bytes] = []
+        right = self.right
+        here = min(count, len(right))
+        if here:
+            if collect:
+                taken = right[len(right) - here:]
+                taken.reverse()
+            del right[len(right) - here:]
+            count -= here
+        nodes = self.nodes
+        while count and nodes:
+            size, chunk = nodes.pop()
+            items = _unpack(chunk)
+            if size <= count:
+                if collect:
+                    items.reverse()
+                    taken += items
+                count -= size
+                continue
+            if collect:
+                part = items[size - count:]
+                part.reverse()
+                taken += part
+            self.right = items[:size - count]
+            count = 0
+        if count:
+            left = self.left  # its first entries are the last elements of the list
+            if collect:
+                taken += left[:count]
+            del left[:count]
+        return taken
+
+    def segments(self, backward: bool) -> Iterator[tuple[int, bytes | None, list[bytes] | None]]:
+        """The list in scan order as (count, chunk, None) for a chunk (read it if needed) and
+        (count, None, elements) for a loose end, its elements in scan order."""
+        if backward:
+            yield len(self.right), None, self.right[::-1]
+            for count, chunk in reversed(self.nodes):
+                yield count, chunk, None
+            yield len(self.left), None, self.left
+        else:
+            yield len(self.left), None, self.left[::-1]
+            for count, chunk in self.nodes:
+                yield count, chunk, None
+            yield len(self.right), None, self.right
+
+    def elements(self) -> list[bytes]:
+        """Every element, in order."""
+        items = self.left[::-1]
+        for _, chunk in self.nodes:
+            items += _unpack(chunk)
+        items += self.right
+        return items
+
+    def packed_bytes(self) -> int:
+        """An upper bound of the list's small form length."""
+        loose = sum(map(len, self.left)) + sum(map(len, self.right))
+        return loose + 6 * (len(self.left) + len(self.right)) + sum(
+            len(chunk) + 6 * count for count, chunk in self.nodes)
+
+
+def _big(items: list[bytes]) -> _Big:
+    """A long list holding ``items`` (in order), its inner elements packed."""
+    big = _Big([], deque(), items)
+    big.pack_right()
+    return big
+
+
+# ---------------------------------------------------------------------------------------------
+# The value
+# ---------------------------------------------------------------------------------------------
+
+
+class ListValue:
+    """A list: ``size`` elements in ``_data``, the small form (``bytes``) or a :class:`_Big`.
+
+    The deque-like surface the list commands use: ``extend``/``extendleft`` (which also return
+    the new length, the push reply), ``pop``/``popleft``, ``popmany``, ``len``, iteration,
+    indexing, :meth:`range`, :meth:`insert`, :meth:`positions`, :meth:`remove_matches`,
+    :meth:`trim`, ``clear`` and ``copy``. ``size`` is public for the hot paths (read only).
+    """
+
+    __slots__ = ("size", "_data")
+
+    def __init__(self, items: Iterable[bytes] = ()) -> None:
+        self.size = 0
+        self._data: bytes | _Big = b""
+        items = list(items)
+        if items:
+            self._assign(items)
+
+    def _assign(self, items: list[bytes]) -> None:
+        """Hold exactly ``items``, in the form their size calls for."""
+        self.size = len(items)
+        packed = _encode_small(items)
+        self._data = packed if packed is not None else _big(items)
+
+    def _elements(self) -> list[bytes]:
+        data = self._data
+        return _decode_small(data) if type(data) is bytes else data.elements()
+
+    def _maybe_shrink(self) -> None:
+        """A long list down to SHRINK_SIZE elements that fits the small form again takes it
+        (the size test first: the packed size costs a pass over the list)."""
+        data = self._data
+        if (self.size <= SHRINK_SIZE and type(data) is not bytes
+                and data.packed_bytes() <= SMALL_BYTES):
+            packed = _encode_small(data.elements())
+            if packed is not None:
+                self._data = packed
+
+    # -- the deque surface ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        data = self._data
+        if type(data) is bytes:
+            yield from _decode_small(data)
+            return
+        for _, chunk, items in data.segments(False):
+            yield from items if chunk is None else _read(chunk)
+
+    def __reversed__(self) -> Iterator[bytes]:
+        data = self._data
+        if type(data) is bytes:
+            yield from reversed(_decode_small(data))
+            return
+        for _, chunk, items in data.segments(True):
+            if chunk is None:
+                yield from items  # type: ignore[misc]
+            else:
+                yield from reversed(_read(chunk))
+
+    def __repr__(self) -> str:
+        return f"ListValue({self._elements()!r})"
+
+    def extend(self, items: list[bytes]) -> int:
+        """RPUSH: append ``items`` in order; returns the new length."""
+        data = self._data
+        if type(data) is bytes:
+            return self._push_small(items, False)
+        right = data.right
+        right += items
+        size = self.size + len(items)
+        self.size = size
+        if len(right) >= PACK_AT:
+            data.pack_right()
+        return size
+
+    def extendleft(self, items: list[bytes]) -> int:
+        """LPUSH: prepend ``items`` one by one (so the last ends up first, as
+        ``deque.extendleft`` does); returns the new length."""
+        data = self._data
+        if type(data) is bytes:
+            return self._push_small(items, True)
+        left = data.left
+        left += items
+        size = self.size + len(items)
+        self.size = size
+        if len(left) >= PACK_AT:
+            data.pack_left()
+        return size
+
+    def _push_small(self, items: list[bytes], left: bool) -> int:
+        """A push onto a small list: a new ``bytes``, or the long form when it outgrows
+        SMALL_BYTES. Returns the new length."""
+        data = self._data
+        assert type(data) is bytes
+        size = self.size + len(items)
+        if len(items) == 1:
+            element = items[0]
+            length = len(element)
+            if length < _LONG:
+                mark = _MARKS[length]
+                packed = b"".join((mark, element, mark, data) if left else
+                                  (data, mark, element, mark))
+                if len(packed) <= SMALL_BYTES:
+                    self._data = packed
+                    self.size = size
+                    return size
+        added = _encode_small(items[::-1] if left else items)
+        if added is not None:
+            packed = added + data if left else data + added
+            if len(packed) <= SMALL_BYTES:
+                self._data = packed
+                self.size = size
+                return size
+        current = _decode_small(data)
+        self._assign(items[::-1] + current if left else current + items)
+        return size
+
+    def append(self, element: bytes) -> int:
+        return self.extend([element])
+
+    def appendleft(self, element: bytes) -> int:
+        return self.extendleft([element])
+
+    def pop(self) -> bytes:
+        """RPOP: remove and return the last element (IndexError when there is none)."""
+        data = self._data
+        if type(data) is not bytes:
+            right = data.right
+            if right:  # the hot path: one C list pop
+                self.size -= 1
+                return right.pop()
+            return self._pop_refilled(False)
+        mark = data[-1]  # IndexError when empty
+        self.size -= 1
+        if mark < _LONG:
+            self._data = data[:-2 - mark]
+            return data[-1 - mark:-1]
+        length = data[-3] | data[-2] << 8
+        self._data = data[:-6 - length]
+        return data[-3 - length:-3]
+
+    def popleft(self) -> bytes:
+        """LPOP: remove and return the first element (IndexError when there is none)."""
+        data = self._data
+        if type(data) is not bytes:
+            left = data.left
+            if left:
+                self.size -= 1
+                return left.pop()
+            return self._pop_refilled(True)
+        mark = data[0]
+        self.size -= 1
+        if mark < _LONG:
+            self._data = data[mark + 2:]
+            return data[1:mark + 1]
+        length = data[1] | data[2] << 8
+        self._data = data[length + 6:]
+        return data[3:length + 3]
+
+    def _pop_refilled(self, left: bool) -> bytes:
+        """A pop from a long list whose end ran dry: refill it first. This is also where a
+        long list that became short takes the small form again (a list drained to nothing
+        is deleted by its command anyway)."""
+        if not self.size:
+            raise IndexError("pop from an empty list")
+        data = self._data
+        assert isinstance(data, _Big)
+        element = data.refill_left().pop() if left else data.refill_right().pop()
+        self.size -= 1
+        self._maybe_shrink()
+        return element
+
+    def popmany(self, count: int, left: bool) -> list[bytes]:
+        """Remove up to ``count`` elements from one end, returned in the order they were
+        popped (LPOP/RPOP with a count, LMPOP, LMOVEM)."""
+        size = self.size
+        if count >= size:
+            items = self._elements()
+            if not left:
+                items.reverse()
+            self.clear()
+            return items
+        data = self._data
+        if type(data) is bytes:
+            items = _decode_small(data)
+            if left:
+                taken = items[:count]
+                rest = items[count:]
+            else:
+                taken = items[size - count:]
+                taken.reverse()
+                rest = items[:size - count]
+            self._assign(rest)
+            return taken
+        taken = data.take_left(count, True) if left else data.take_right(count, True)
+        self.size = size - count
+        self._maybe_shrink()
+        return taken
+
+    def clear(self) -> None:
+        self.size = 0
+        self._data = b""
+
+    def copy(self) -> ListValue:
+        """An independent copy (COPY): chunks are immutable, so only containers are copied."""
+        twin = ListValue()
+        twin.size = self.size
+        data = self._data
+        twin._data = data if type(data) is bytes else _Big(
+            data.left[:], deque(data.nodes), data.right[:])
+        return twin
+
+    # -- by position ----------------------------------------------------------------------------
+
+    def _index(self, index: int) -> int:
+        """``index`` (negative from the end) as a position in range; IndexError otherwise."""
+        if index < 0:
+            index += self.size
+        if not 0 <= index < self.size:
+            raise IndexError("list index out of range")
+        return index
+
+    def __getitem__(self, index: int) -> bytes:
+        """LINDEX: O(1) near the ends, otherwise one chunk unpacked."""
+        index = self._index(index)
+        data = self._data
+        if type(data) is bytes:
+            return _decode_small(data)[index]
+        left = data.left
+        if index < len(left):
+            return left[-1 - index]
+        back = self.size - 1 - index
+        right = data.right
+        if back < len(right):
+            return right[-1 - back]
+        position, offset = data.seek(index - len(left), self.size - len(left) - len(right))
+        return _read(data.nodes[position][1])[offset]
+
+    def __setitem__(self, index: int, element: bytes) -> None:
+        """LSET: O(1) at the ends, otherwise one chunk rewritten."""
+        index = self._index(index)
+        data = self._data
+        if type(data) is bytes:
+            items = _decode_small(data)
+            items[index] = element
+            self._assign(items)
+            return
+        left = data.left
+        if index < len(left):
+            left[-1 - index] = element
+            return
+        back = self.size - 1 - index
+        right = data.right
+        if back < len(right):
+            right[-1 - back] = element
+            return
+        position, offset = data.seek(index - len(left), self.size - len(left) - len(right))
+        items = _unpack(data.nodes[position][1])
+        items[offset] = element
+        data.replace_chunk(position, items)
+
+    def insert(self, index: int, element: bytes) -> None:
+        """Put ``element`` at position ``index`` (0 to ``len``, LINSERT's pivot or after)."""
+        size = self.size
+        if not 0 <= index <= size:
+            raise IndexError("list index out of range")
+        data = self._data
+        if type(data) is bytes:
+            items = _decode_small(data)
+            items.insert(index, element)
+            self._assign(items)
+            return
+        self.size = size + 1
+        left = data.left
+        right = data.right
+        if index <= len(left):
+            left.insert(len(left) - index, element)
+            if len(left) >= PACK_AT:
+                data.pack_left()
+        elif index >= size - len(right):
+            right.insert(index - (size - len(right)), element)
+            if len(right) >= PACK_AT:
+                data.pack_right()
+        else:
+            position, offset = data.seek(index - len(left), size - len(left) - len(right))
+            items = _unpack(data.nodes[position][1])
+            items.insert(offset, element)
+            data.replace_chunk(position, items)
+
+    def range(self, start: int, stop: int) -> list[bytes]:
+        """LRANGE: elements ``start`` to ``stop - 1`` (``0 <= start < stop <= len``)."""
+        data = self._data
+        if type(data) is bytes:
+            return _decode_small(data)[start:stop]
+        left = data.left
+        edge = len(left)
+        items = left[edge - min(stop, edge):edge - start][::-1] if start < edge else []
+        right = data.right
+        tail = self.size - len(right)  # position of right[0]
+        if stop > edge and start < tail:
+            items += data.chunk_range(max(start, edge) - edge, min(stop, tail) - edge,
+                                      tail - edge)
+        if stop > tail:
+            items += right[max(start, tail) - tail:stop - tail]
+        return items
+
+    def trim(self, start: int, stop: int) -> int:
+        """LTRIM: keep elements ``start`` to ``stop - 1`` (empty when ``start >= stop``);
+        returns how many went. Chunks removed whole are not unpacked."""
+        size = self.size
+        stop = min(stop, size)
+        if start >= stop:
+            self.clear()
+            return size
+        removed = start + size - stop
+        if not removed:
+            return 0
+        data = self._data
+        if type(data) is bytes:
+            self._assign(_decode_small(data)[start:stop])
+            return removed
+        if start:
+            data.take_left(start, False)
+        if size - stop:
+            data.take_right(size - stop, False)
+        self.size = stop - start
+        self._maybe_shrink()
+        return removed
+
+    # -- by value -------------------------------------------------------------------------------
+
+    def count(self, element: bytes) -> int:
+        data = self._data
+        if type(data) is bytes:
+            return _decode_small(data).count(element)
+        return sum(
+            (items if chunk is None else _read(chunk)).count(element)  # type: ignore[union-attr]
+            for _, chunk, items in data.segments(False)
+            if chunk is None or element in chunk)
+
+    def positions(self, element: bytes, backward: bool = False,
+                  maxlen: int = 0) -> Iterator[int]:
+        """Indexes of ``element`` in scan order (from the tail when ``backward``), looking at
+        no more than ``maxlen`` elements (0: all). LPOS and LINSERT's pivot."""
+        size = self.size
+        limit = size if maxlen == 0 else min(maxlen, size)
+        data = self._data
+        if type(data) is bytes:
+            items = _decode_small(data)
+            segments: Iterable[tuple[int, bytes | None, list[bytes] | None]] = (
+                (size, None, items[::-1] if backward else items),)
+        else:
+            segments = data.segments(backward)
+        seen = 0
+        for count, chunk, items in segments:
+            if seen >= limit:
+                return
+            if chunk is not None:
+                if element not in chunk:
+                    seen += count
+                    continue
+                items = _read(chunk)[::-1] if backward else _read(chunk)
+            usable = min(count, limit - seen)
+            found = 0
+            while True:
+                try:
+                    found = items.index(element, found, usable)  # type: ignore[union-attr]
+                except ValueError:
+                    break
+                yield size - 1 - (seen + found) if backward else seen + found
+                found += 1
+            seen += count
+
+    def index(self, element: bytes) -> int:
+        """The first position of ``element``; ValueError when it is absent."""
+        for position in self.positions(element):
+            return position
+        raise ValueError(f"{element!r} is not in list")
+
+    def remove_matches(self, element: bytes, limit: int) -> int:
+        """LREM: remove ``limit`` matches from the head (> 0), from the tail (< 0) or all (0);
+        returns how many went. Chunks without the element's bytes are not unpacked."""
+        backward = limit < 0
+        budget = abs(limit) or self.size
+        data = self._data
+        if type(data) is bytes:
+            kept, removed = _without(_decode_small(data), element, budget, backward)
+            if removed:
+                self._assign(kept)
+            return removed
+        left, right = data.left[::-1], data.right  # both in order
+        if backward:
+            right, removed = _without(right, element, budget, True)
+        else:
+            left, removed = _without(left, element, budget, False)
+        nodes = data.nodes
+        if removed < budget:
+            before = removed
+            rebuilt: deque[Node] = deque()
+            add, add_all = ((rebuilt.appendleft, rebuilt.extendleft) if backward
+                            else (rebuilt.append, rebuilt.extend))
+            scan = reversed(nodes) if backward else iter(nodes)
+            for node in scan:
+                chunk = node[1]
+                if element in chunk:
+                    kept, gone = _without(_unpack(chunk), element, budget - removed, backward)
+                    if gone:
+                        removed += gone
+                        replacement = _nodes_of(kept)
+                        add_all(reversed(replacement) if backward else replacement)
+                        if removed == budget:
+                            add_all(scan)  # the rest unchanged
+                            break
+                        continue
+                add(node)
+            if removed > before:
+                nodes = rebuilt
+        if removed < budget:
+            if backward:
+                left, gone = _without(left, element, budget - removed, True)
+            else:
+                right, gone = _without(right, element, budget - removed, False)
+            removed += gone
+        if removed:
+            left.reverse()
+            data.left, data.nodes, data.right = left, nodes, right
+            self.size -= removed
+            self._maybe_shrink()
+        return removed
 
 
 def list_encoding(value: object) -> str:

@@ -1,0 +1,71 @@
+"""Keyspace notifications (``notify-keyspace-events``), as Redis's notify.c.
+
+A write command calls :func:`notify` with the event's class (g, $, l, h, t, x...), its name
+(``set``, ``lpush``, ``xadd``...) and the key. When the class is enabled, the event is published
+on ``__keyspace@<db>__:<key>`` (message: the event) if ``K`` is set and on
+``__keyevent@<db>__:<event>`` (message: the key) if ``E`` is set, through the ordinary Pub/Sub
+registry, so subscribers get them like any PUBLISH. With notifications off (the default) the
+cost is one integer test.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from brook.config import (
+    NOTIFY_EXPIRED,
+    NOTIFY_GENERIC,
+    NOTIFY_HASH,
+    NOTIFY_KEYEVENT,
+    NOTIFY_KEYSPACE,
+    NOTIFY_LIST,
+    NOTIFY_STREAM,
+    NOTIFY_STRING,
+)
+
+if TYPE_CHECKING:
+    from brook.connection import Client
+    from brook.keyspace import Database
+    from brook.server import Server
+
+__all__ = ["GENERIC", "STRING", "LIST", "HASH", "STREAM", "EXPIRED", "notify", "expired",
+           "publish_event"]
+
+GENERIC = NOTIFY_GENERIC
+STRING = NOTIFY_STRING
+LIST = NOTIFY_LIST
+HASH = NOTIFY_HASH
+STREAM = NOTIFY_STREAM
+EXPIRED = NOTIFY_EXPIRED
+
+
+def notify(client: Client, event_class: int, event: bytes, key: bytes,
+           db_index: int | None = None) -> None:
+    """Publish ``event`` on ``key`` when its class is enabled (``db_index``: another database
+    than the client's, for MOVE and COPY ... DB)."""
+    server = client.server
+    if server.config.notify_keyspace_events & event_class:
+        own = publish_event(server, event, key,
+                            client.db.index if db_index is None else db_index, client)
+        if own:  # the writer listens to its own events: they come before its reply
+            client.out.append(own)
+
+
+def expired(server: Server, db: Database, key: bytes) -> None:
+    """``Keyspace.on_expired``: the ``expired`` event (class ``x``)."""
+    if server.config.notify_keyspace_events & NOTIFY_EXPIRED:
+        publish_event(server, b"expired", key, db.index)
+
+
+def publish_event(server: Server, event: bytes, key: bytes, db_index: int,
+                  current: Client | None = None) -> bytes:
+    """Publish on the enabled channels; returns what ``current`` itself receives."""
+    flags = server.config.notify_keyspace_events
+    own = b""
+    if flags & NOTIFY_KEYSPACE:
+        own += server.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event,
+                                     current)[1]
+    if flags & NOTIFY_KEYEVENT:
+        own += server.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key,
+                                     current)[1]
+    return own

@@ -1,0 +1,254 @@
+"""Keyspace notifications (``notify-keyspace-events``): which events each write command
+publishes, on which channels, in which order. Every test runs against Brook and real Redis.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+Events = list[tuple[bytes, bytes]]
+
+
+@pytest.fixture
+def listen(server) -> Iterator:  # type: ignore[no-untyped-def]
+    """``listen(flags)``: a subscriber to every keyspace and keyevent channel of every
+    database, with ``flags`` set; returns a function that collects what arrived."""
+    admin = server.client()
+    subscriber = server.client()
+    pubsub = subscriber.pubsub()
+
+    def start(flags: str):  # type: ignore[no-untyped-def]
+        admin.config_set("notify-keyspace-events", flags)
+        pubsub.psubscribe("__key*__:*")
+        assert pubsub.get_message(timeout=5)["type"] == "psubscribe"
+
+        def collected(wait: float = 0.2) -> Events:
+            events: Events = []
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                message = pubsub.get_message(timeout=0.05)
+                if message is not None and message["type"] == "pmessage":
+                    events.append((message["channel"], message["data"]))
+            return events
+
+        return collected
+
+    yield start
+    admin.config_set("notify-keyspace-events", "")
+    pubsub.close()
+    subscriber.close()
+    admin.close()
+
+
+def space(key: str, event: str, db: int = 0) -> tuple[bytes, bytes]:
+    return (f"__keyspace@{db}__:{key}".encode(), event.encode())
+
+
+def event(name: str, key: str, db: int = 0) -> tuple[bytes, bytes]:
+    return (f"__keyevent@{db}__:{name}".encode(), key.encode())
+
+
+def both(key: str, name: str, db: int = 0) -> Events:
+    return [space(key, name, db), event(name, key, db)]
+
+
+def test_flags_round_trip_and_bad_letters(r) -> None:
+    r.config_set("notify-keyspace-events", "KEA")
+    assert r.config_get("notify-keyspace-events")["notify-keyspace-events"] == "AKE"
+    r.config_set("notify-keyspace-events", "Elx")
+    assert r.config_get("notify-keyspace-events")["notify-keyspace-events"] == "lxE"
+    with pytest.raises(redis.ResponseError):
+        r.config_set("notify-keyspace-events", "KEQ")
+    r.config_set("notify-keyspace-events", "")
+
+
+def test_nothing_is_published_when_off(r, listen) -> None:
+    collected = listen("")
+    r.set("k", "v")
+    r.xadd("s", {"f": "v"})
+    assert collected() == []
+
+
+def test_string_and_generic_events(r, listen) -> None:
+    collected = listen("KEA")
+    r.set("k", "1")
+    r.incr("k")
+    r.incrby("k", 5)
+    r.incrbyfloat("k", 1.5)
+    r.append("k", "x")
+    r.setrange("k", 0, "9")
+    r.set("e", "v", ex=100)
+    r.expire("e", 200)
+    r.persist("e")
+    r.rename("e", "f")
+    r.copy("f", "g")
+    r.move("g", 1)
+    r.getdel("f")
+    r.delete("k", "nosuchkey")
+    r.mset({"m1": "a", "m2": "b"})
+    assert collected() == [
+        *both("k", "set"), *both("k", "incrby"), *both("k", "incrby"),
+        *both("k", "incrbyfloat"), *both("k", "append"), *both("k", "setrange"),
+        *both("e", "set"), *both("e", "expire"), *both("e", "expire"), *both("e", "persist"),
+        *both("e", "rename_from"), *both("f", "rename_to"), *both("g", "copy_to"),
+        *both("g", "move_from"), *both("g", "move_to", 1), *both("f", "del"),
+        *both("k", "del"), *both("m1", "set"), *both("m2", "set"),
+    ]
+
+
+def test_only_the_enabled_classes_and_channels(r, listen) -> None:
+    collected = listen("E$")
+    r.set("k", "v")
+    r.expire("k", 100)
+    r.hset("h", "f", "v")
+    assert collected() == [event("set", "k")]
+
+
+def test_hash_events(r, listen) -> None:
+    collected = listen("Kh")
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.hsetnx("h", "c", "3")
+    r.hsetnx("h", "c", "4")
+    r.hincrby("h", "a", 2)
+    r.hincrbyfloat("h", "a", 0.5)
+    r.hdel("h", "a", "zz")
+    r.hdel("h", "b", "c")
+    assert collected() == [
+        space("h", "hset"), space("h", "hset"), space("h", "hincrby"),
+        space("h", "hincrbyfloat"), space("h", "hdel"), space("h", "hdel"),
+    ]
+
+
+def test_hash_emptied_by_hdel_also_publishes_del(r, listen) -> None:
+    collected = listen("KA")
+    r.hset("h", "f", "v")
+    r.hdel("h", "f")
+    assert collected() == [space("h", "hset"), space("h", "hdel"), space("h", "del")]
+
+
+def test_stream_events(r, listen) -> None:
+    collected = listen("KEt")
+    r.xadd("s", {"f": "v"}, id="1-1")
+    r.xadd("s", {"f": "v"}, id="2-1", maxlen=1, approximate=False)
+    r.xtrim("s", maxlen=0, approximate=False)
+    r.xtrim("s", maxlen=0, approximate=False)
+    r.xadd("s", {"f": "v"}, id="3-1")
+    r.xdel("s", "3-1", "9-9")
+    r.xdel("s", "9-9")
+    r.execute_command("XSETID", "s", "5-0")
+    r.xgroup_create("s", "g", "0")
+    r.xgroup_createconsumer("s", "g", "alice")
+    r.xgroup_createconsumer("s", "g", "alice")
+    r.xgroup_setid("s", "g", "0")
+    r.xgroup_delconsumer("s", "g", "alice")
+    r.xgroup_delconsumer("s", "g", "nobody")
+    r.xgroup_destroy("s", "g")
+    r.xgroup_destroy("s", "g")
+    assert collected() == [
+        *both("s", "xadd"), *both("s", "xadd"), *both("s", "xtrim"), *both("s", "xtrim"),
+        *both("s", "xadd"), *both("s", "xdel"), *both("s", "xsetid"),
+        *both("s", "xgroup-create"), *both("s", "xgroup-createconsumer"),
+        *both("s", "xgroup-setid"), *both("s", "xgroup-delconsumer"),
+        *both("s", "xgroup-destroy"),
+    ]
+
+
+@pytest.mark.min_redis(7, 2)
+def test_consumers_created_by_reads_and_claims_are_notified(r, listen) -> None:
+    """Since 7.2 XREADGROUP, XCLAIM and XAUTOCLAIM create consumers with the same event as
+    XGROUP CREATECONSUMER (7.0 created them silently)."""
+    r.xgroup_create("s", "g", "$", mkstream=True)
+    collected = listen("Kt")
+    r.xreadgroup("g", "bob", {"s": ">"})
+    r.xreadgroup("g", "bob", {"s": ">"})
+    r.execute_command("XAUTOCLAIM", "s", "g", "carol", 0, "0")
+    assert collected() == [space("s", "xgroup-createconsumer")] * 2
+
+
+def test_expired_event_from_lazy_and_active_expiry(r, listen) -> None:
+    collected = listen("KEx")
+    r.set("lazy", "v", px=20)
+    r.set("active", "v", px=20)
+    time.sleep(0.05)
+    assert r.get("lazy") is None
+    events = collected(1.0)
+    assert sorted(events) == sorted([*both("lazy", "expired"), *both("active", "expired")])
+
+
+def test_expire_in_the_past_publishes_del(r, listen) -> None:
+    collected = listen("Kg")
+    r.set("k", "v")
+    r.expire("k", -1)
+    assert collected() == [space("k", "del")]
+
+
+def test_events_of_another_database(r, listen) -> None:
+    collected = listen("Eg")
+    r.execute_command("SELECT", 3)
+    r.set("k", "v")
+    r.delete("k")
+    r.execute_command("SELECT", 0)
+    assert collected() == [event("del", "k", 3)]
+
+
+def test_a_writer_subscribed_to_its_own_events_gets_them_before_each_reply(server, r) -> None:
+    """RESP3: a client may write while subscribed; each event precedes its command's reply."""
+    from tests.conftest import RawConnection
+
+    r.config_set("notify-keyspace-events", "K$")
+    conn = RawConnection(server.port)
+    try:
+        conn.call("HELLO", "3")
+        conn.call("SUBSCRIBE", "__keyspace@0__:k")
+        conn.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n")
+        data = conn.read(until=b":2\r\n", timeout=5)
+        push = b">3\r\n$7\r\nmessage\r\n$16\r\n__keyspace@0__:k\r\n"
+        assert data == push + b"$3\r\nset\r\n+OK\r\n" + push + b"$6\r\nincrby\r\n:2\r\n"
+    finally:
+        conn.close()
+        r.config_set("notify-keyspace-events", "")
+
+
+def test_list_events(r, listen) -> None:
+    collected = listen("KA")
+    r.rpush("l", "a", "b", "c")
+    r.lpush("l", "z")
+    r.lpushx("l", "y")
+    r.rpushx("nolist", "y")
+    r.linsert("l", "BEFORE", "a", "x")
+    r.lset("l", 0, "w")
+    r.lrem("l", 0, "x")
+    r.lrem("l", 0, "nothere")
+    r.lpop("l")
+    r.rpop("l", 2)
+    r.lmove("l", "m", "LEFT", "RIGHT")
+    r.ltrim("l", 0, -1)
+    r.ltrim("l", 1, 0)
+    r.rpoplpush("m", "m")
+    r.lmpop(1, "m", direction="LEFT")
+    assert collected() == [
+        space("l", "rpush"), space("l", "lpush"), space("l", "lpush"), space("l", "linsert"),
+        space("l", "lset"), space("l", "lrem"), space("l", "lpop"), space("l", "rpop"),
+        space("m", "rpush"), space("l", "lpop"), space("l", "ltrim"), space("l", "ltrim"),
+        space("l", "del"), space("m", "lpush"), space("m", "rpop"), space("m", "lpop"),
+        space("m", "del"),
+    ]
+
+
+def test_blocking_pop_served_by_a_push_publishes_both(r, listen, server) -> None:
+    from tests.test_blocking import Waiting, parked
+
+    collected = listen("Kl")
+    popper = Waiting(server)
+    try:
+        popper.send("BLPOP", "q", 0)
+        parked(r, 1)
+        r.rpush("q", "job")
+        assert popper.reply() == [b"q", b"job"]
+    finally:
+        popper.close()
+    assert collected() == [space("q", "rpush"), space("q", "lpop")]
