@@ -56,8 +56,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import hiredis
 
@@ -74,6 +76,23 @@ BROOK_ARGS = ["--save", ""]
 CONNECT_BATCH = 100  # consumers connected (and parked) before waiting for the server to catch up
 PARK_TIMEOUT = 60.0  # seconds for blocked_clients to reach N
 STALL_TIMEOUT = 30.0  # seconds without any reply before a produce phase is declared stuck
+
+
+def pump_selector(selector: selectors.BaseSelector, consume: Callable[[Any, bytes], None],
+                  timeout: float, name: str) -> bool:
+    """One epoll round of a benchmark client: every readable socket's bytes go to ``consume``
+    with the peer registered as the key's data (which has a ``sock``); False if none was."""
+    events = selector.select(timeout)
+    for key, _ in events:
+        peer = key.data
+        try:
+            chunk = peer.sock.recv(1 << 16)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            raise ConnectionError(f"{name} closed a connection")
+        consume(peer, chunk)
+    return bool(events)
 
 
 def park_command(index: int) -> bytes:
@@ -231,18 +250,7 @@ def herd_run(name: str, port: int, pid: int, consumers: int, entries: int) -> He
                 peer.send()  # re-park at once
 
         def pump(timeout: float) -> bool:
-            """Handle whatever is readable within ``timeout``; False if nothing was."""
-            events = selector.select(timeout)
-            for key, _ in events:
-                peer: Peer = key.data
-                try:
-                    chunk = peer.sock.recv(1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise ConnectionError(f"server closed connection {peer.index}")
-                consume(peer, chunk)
-            return bool(events)
+            return pump_selector(selector, consume, timeout, "server")
 
         cpu_before = server_cpu(control)
         proc_before = process_cpu(pid)

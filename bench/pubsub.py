@@ -45,6 +45,7 @@ from pathlib import Path
 import hiredis
 
 from bench.groups import process_cpu
+from bench.herd import pump_selector
 from bench.streams import encode
 
 CHANNEL = b"bench"
@@ -161,17 +162,7 @@ def fanout_run(name: str, port: int, pid: int, subscribers: int, depth: int, siz
                 window_delivered += count
 
         def pump(timeout: float) -> bool:
-            events = selector.select(timeout)
-            for key, _ in events:
-                peer: Peer = key.data
-                try:
-                    chunk = peer.sock.recv(1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise ConnectionError(f"{name} closed a connection")
-                consume(peer, chunk)
-            return bool(events)
+            return pump_selector(selector, consume, timeout, name)
 
         sending = True
         send_batch()

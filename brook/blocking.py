@@ -66,7 +66,7 @@ class Waiter:
     """One parked client: its command (run again when served), keys and deadline."""
 
     __slots__ = ("client", "cmd", "args", "db", "keys", "kind", "group", "claim", "afters",
-                 "deadline", "timer", "seq", "active", "silent", "parked_at")
+                 "deadline", "timer", "seq", "active", "silent")
 
     def __init__(self, client: Client, cmd: Command, args: list[bytes], keys: list[bytes],
                  kind: int) -> None:
@@ -84,7 +84,6 @@ class Waiter:
         self.seq = 0
         self.active = True
         self.silent = False  # CLIENT REPLY OFF/SKIP was in force when it parked
-        self.parked_at = time.perf_counter()
 
 
 class KeyWaiters:
