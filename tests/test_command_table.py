@@ -166,3 +166,19 @@ def test_redis_cli_pipe_mode(server):
         input=b"SET a 1\nINCR a\nGET a\n", capture_output=True, timeout=10,
     )
     assert result.stdout == b"OK\n2\n2\n"
+
+
+@pytest.mark.parametrize("request_", [
+    b"COMMAND GETKEYS SPUBLISH ch msg\r\n",
+    b"COMMAND GETKEYS SSUBSCRIBE a b\r\n",
+    b"COMMAND GETKEYS SUNSUBSCRIBE a b\r\n",
+])
+def test_shard_channels_are_not_keys(raw, request_):
+    assert raw.request(request_) == b"-ERR The command has no key arguments\r\n"
+
+
+def test_shard_channel_key_specs_are_not_key(raw):
+    for name in ("spublish", "ssubscribe", "sunsubscribe"):
+        (info,) = raw.call("COMMAND", "INFO", name)
+        spec = dict(zip(info[8][0][::2], info[8][0][1::2]))
+        assert spec[b"flags"] == [b"not_key"]

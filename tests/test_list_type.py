@@ -10,6 +10,7 @@ chunk on insert, dropping whole chunks on trim, skipping chunks on search.
 from __future__ import annotations
 
 import pickle
+from collections import deque
 
 import pytest
 from hypothesis import settings
@@ -23,7 +24,7 @@ from hypothesis.stateful import (
 )
 
 from brook.types import lists
-from brook.types.lists import ListValue, _Big
+from brook.types.lists import ListValue
 
 # (SMALL_BYTES, CHUNK, CHUNK_BYTES, KEEP, SHRINK_SIZE): tiny everything, then a small form
 # roomy enough for elements of 254 bytes and more (its long entries).
@@ -44,15 +45,16 @@ INDEXES = st.integers(-12, 40)
 
 def check_structure(value: ListValue) -> None:
     """The form matches the size, chunk counts are exact, loose ends are bounded."""
-    data = value._data
-    if type(data) is bytes:
+    data = value.data
+    if value.left is None:
+        assert value.right is None and type(data) is bytes
         assert len(data) <= lists.SMALL_BYTES
         assert len(lists._decode_small(data)) == value.size
         return
-    assert isinstance(data, _Big)
-    assert len(data.left) < lists.PACK_AT and len(data.right) < lists.PACK_AT
-    total = len(data.left) + len(data.right)
-    for count, chunk in data.nodes:
+    assert value.right is not None and isinstance(data, deque)
+    assert len(value.left) < lists.PACK_AT and len(value.right) < lists.PACK_AT
+    total = len(value.left) + len(value.right)
+    for count, chunk in data:
         items = pickle.loads(chunk)
         assert len(items) == count
         assert 1 <= count <= lists.CHUNK
@@ -232,9 +234,9 @@ def test_list_matches_a_python_list(monkeypatch: pytest.MonkeyPatch, limits: str
 def test_small_form_is_one_bytes_object() -> None:
     """Ten 6-byte elements: the list object and one bytes of 80 (2 bytes per element)."""
     value = ListValue([b"el%04d" % i for i in range(10)])
-    assert type(value._data) is bytes and len(value._data) == 80
+    assert type(value.data) is bytes and len(value.data) == 80
     value.extend([b"x" * 300])  # a long entry: 2-byte length between markers
-    assert len(value._data) == 80 + 306
+    assert len(value.data) == 80 + 306
     assert value.pop() == b"x" * 300 and value.popleft() == b"el0000"
 
 
@@ -244,11 +246,10 @@ def test_long_list_is_packed_with_bounded_loose_ends() -> None:
     value = ListValue()
     for i in range(0, 100_000, 1000):
         value.extend([b"job:%07d" % n for n in range(i, i + 1000)])
-    data = value._data
-    assert isinstance(data, _Big)
-    assert len(data.left) + len(data.right) < 2 * lists.PACK_AT
-    packed = sum(len(chunk) for _, chunk in data.nodes)
-    assert packed / sum(count for count, _ in data.nodes) < 13.2
+    assert value.left is not None and value.right is not None
+    assert len(value.left) + len(value.right) < 2 * lists.PACK_AT
+    packed = sum(len(chunk) for _, chunk in value.data)
+    assert packed / sum(count for count, _ in value.data) < 13.2
     assert value.range(99_990, 100_000) == [b"job:%07d" % n for n in range(99_990, 100_000)]
     assert value[50_000] == b"job:0050000"
     assert value.trim(10, 99_990) == 20 and value[0] == b"job:0000010"
@@ -260,10 +261,10 @@ def test_long_list_shrinks_back_to_the_small_form() -> None:
     """Popping a long list down to a few elements gives it the small form again (at the
     refill of an end), and so does a bulk removal."""
     value = ListValue([b"abc"] * 1000)
-    assert isinstance(value._data, _Big)
+    assert value.left is not None
     for _ in range(990):
         value.popleft()
-    assert type(value._data) is bytes and list(value) == [b"abc"] * 10
+    assert type(value.data) is bytes and list(value) == [b"abc"] * 10
     value = ListValue([b"abc"] * 1000)
     assert value.trim(0, 5) == 995
-    assert type(value._data) is bytes and list(value) == [b"abc"] * 5
+    assert type(value.data) is bytes and list(value) == [b"abc"] * 5

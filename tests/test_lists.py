@@ -6,6 +6,8 @@ the expectations written here are also checked against Redis itself.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import redis
 
@@ -261,6 +263,46 @@ def test_lindex_checks_the_key_before_the_index(raw):
     call(raw, "HELLO", "3")
     assert call(raw, "LINDEX", "nokey", "0") == b"_\r\n"
     assert call(raw, "LINDEX", "l", "5") == b"_\r\n"
+
+
+def test_long_list_one_element_at_a_time(r):
+    """Single pushes and pops at both ends of a list long enough to be stored packed (Brook's
+    fast path works on its loose ends, packing and unpacking chunks as they fill and run dry),
+    against a Python list; then the range and index reads across the whole list."""
+    rng = random.Random(7)
+    model: list[bytes] = []
+    pipe = r.pipeline(transaction=False)
+    expected: list[object] = []
+    for step in range(6000):
+        choice = rng.random()
+        grow = step < 3000
+        if choice < (0.35 if grow else 0.2):
+            element = b"r%d" % step
+            model.append(element)
+            pipe.rpush("l", element)
+            expected.append(len(model))
+        elif choice < (0.7 if grow else 0.4):
+            element = b"l%d" % step
+            model.insert(0, element)
+            pipe.lpush("l", element)
+            expected.append(len(model))
+        elif choice < (0.85 if grow else 0.7):
+            pipe.rpop("l")
+            expected.append(model.pop() if model else None)
+        else:
+            pipe.lpop("l")
+            expected.append(model.pop(0) if model else None)
+        if len(pipe) == 500:
+            assert pipe.execute() == expected
+            expected = []
+            assert r.lrange("l", 0, -1) == model
+            if model:
+                middle = len(model) // 2
+                assert r.lindex("l", middle) == model[middle]
+                assert r.lrange("l", middle - 50, middle + 50) == model[max(0, middle - 50):
+                                                                       middle + 51]
+    assert pipe.execute() == expected
+    assert r.llen("l") == len(model)
 
 
 # ---------------------------------------------------------------------------------------------

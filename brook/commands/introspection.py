@@ -26,7 +26,10 @@ _HIDDEN_FLAGS: set[str] = set()
 
 
 def _key_specs(cmd: Command) -> list[Any]:
-    access = ["RW", "update"] if cmd.is_write else ["RO", "access"]
+    if cmd.key_flags is not None:
+        access = list(cmd.key_flags)
+    else:
+        access = ["RW", "update"] if cmd.is_write else ["RO", "access"]
     if cmd.key_keyword is not None:
         # movablekeys commands whose keys follow a keyword (XREAD ... STREAMS k1 k2 id1 id2):
         # all the remaining arguments, of which the first half are keys.
@@ -208,7 +211,7 @@ def command_getkeys(client: Client, args: list[bytes]) -> bytes:
     request = args[2:]
     if target.subcommands and len(request) > 1:
         target = target.subcommands.get(request[1].lower(), target)
-    if target.first_key <= 0 and target.find_keys is None:
+    if target.first_key <= 0 and target.find_keys is None or target.key_flags == ("not_key",):
         raise CommandError("ERR The command has no key arguments")
     if not target.min_args <= len(request) <= target.max_args:
         raise CommandError("ERR Invalid number of arguments specified for command")

@@ -7,7 +7,8 @@ deleted, as Redis never keeps empty aggregates.
 
 LPUSH, RPUSH, LPOP and RPOP are the benchmarked commands: their common forms do one dict
 lookup and no helper calls (like GET/SET in :mod:`brook.commands.strings`), with the general
-path (expiry, creation, wrong type) behind one call.
+path (expiry, creation, wrong type) behind one call. On a long list, one element goes onto or
+comes off a loose end of the value directly (the contract is in ListValue's docstring).
 
 Every command that adds elements signals the key to parked clients (``db.signal_ready``), and
 the pop/move logic lives in module-level functions returning the reply bytes (None when there
@@ -33,7 +34,7 @@ from brook.commands.registry import (
 )
 from brook.notify import GENERIC, LIST, notify
 from brook.protocol import resp
-from brook.types.lists import ListValue
+from brook.types.lists import PACK_AT, ListValue
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -181,13 +182,22 @@ def lpush(client: Client, args: list[bytes]) -> bytes:
         found = _write_list_or_create(db, key)
     else:
         db.access[key] = db.keyspace.lru_clock
-    size = found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head, as extendleft does
+    head = found.left  # a long list's loose head, reversed: its last element is the first
+    if head is not None and len(args) == 3:
+        head.append(args[2])
+        size = found.size = found.size + 1
+        if len(head) >= PACK_AT:
+            found.pack_left()
+    else:
+        size = found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head
     if db.watchers:  # db.modified, inlined: the hash field index never concerns a list
         db.touch(key)
     if db.blocking:
         db.signal_ready(key)
-    notify(client, LIST, b"lpush", key)
-    client.server.dirty += len(args) - 2
+    server = client.server
+    if server.config.notify_keyspace_events & LIST:  # notify's own test, without its call
+        notify(client, LIST, b"lpush", key)
+    server.dirty += len(args) - 2
     return b":%d\r\n" % size
 
 
@@ -204,13 +214,22 @@ def rpush(client: Client, args: list[bytes]) -> bytes:
         found = _write_list_or_create(db, key)
     else:
         db.access[key] = db.keyspace.lru_clock
-    size = found.extend(args[2:])
+    tail = found.right  # a long list's loose tail
+    if tail is not None and len(args) == 3:
+        tail.append(args[2])
+        size = found.size = found.size + 1
+        if len(tail) >= PACK_AT:
+            found.pack_right()
+    else:
+        size = found.extend(args[2:])
     if db.watchers:
         db.touch(key)
     if db.blocking:
         db.signal_ready(key)
-    notify(client, LIST, b"rpush", key)
-    client.server.dirty += len(args) - 2
+    server = client.server
+    if server.config.notify_keyspace_events & LIST:  # notify's own test, without its call
+        notify(client, LIST, b"rpush", key)
+    server.dirty += len(args) - 2
     return b":%d\r\n" % size
 
 
@@ -262,15 +281,23 @@ def _pop_one(client: Client, args: list[bytes], left: bool) -> bytes:
             return NULL_BULK if client.protocol == 2 else NULL3
     else:
         db.access[key] = db.keyspace.lru_clock
-    element = found.popleft() if left else found.pop()
-    notify(client, LIST, b"lpop" if left else b"rpop", key)
-    if found.size:
+    end = found.left if left else found.right  # a long list's loose end, if not empty
+    if end:
+        element = end.pop()
+        size = found.size = found.size - 1
+    else:
+        element = found.popleft() if left else found.pop()
+        size = found.size
+    server = client.server
+    if server.config.notify_keyspace_events:
+        notify(client, LIST, b"lpop" if left else b"rpop", key)
+    if size:
         if db.watchers:
             db.touch(key)
     else:
         db.delete(key)
         notify(client, GENERIC, b"del", key)
-    client.server.dirty += 1
+    server.dirty += 1
     size = len(element)
     if size < 4096:
         return BULK_HEADERS[size] + element + b"\r\n"

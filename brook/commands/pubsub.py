@@ -31,7 +31,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from brook.commands.introspection import help_reply
-from brook.commands.registry import CommandError, command, container, subcommand_error
+from brook.commands.registry import (
+    COMMANDS,
+    CommandError,
+    command,
+    container,
+    subcommand_error,
+)
 from brook.connection import REPLY_ON, Pushed
 from brook.glob import matcher
 from brook.protocol import resp
@@ -438,3 +444,8 @@ _PUBSUB_HELP = [
 def pubsub_help(client: Client, args: list[bytes]) -> bytes:
     return help_reply(_PUBSUB_HELP)
 
+
+# Shard channels sit where keys do in the request (cluster routing hashes them), but they name
+# no key of the keyspace: their key spec is NOT_KEY, and COMMAND GETKEYS says there are none.
+for _name in ("ssubscribe", "sunsubscribe", "spublish"):
+    COMMANDS[_name].key_flags = ("not_key",)

@@ -88,6 +88,7 @@ class Command:
         "failed_calls",
         "find_keys",
         "key_keyword",
+        "key_flags",
     )
 
     def __init__(
@@ -135,6 +136,9 @@ class Command:
         # movablekeys commands (XREAD...): (argc, args) -> key indices, found by keyword.
         self.find_keys: Callable[[int, list[bytes]], list[int]] | None = None
         self.key_keyword: str | None = None  # the keyword its keys follow (key specs)
+        # Its key spec's flags when not the RW/RO default: ("not_key",) for the sharded Pub/Sub
+        # commands, whose "keys" are channels (cluster slots, never keys of the keyspace).
+        self.key_flags: tuple[str, ...] | None = None
 
     def key_positions(self, argc: int, args: list[bytes] | None = None) -> list[int]:
         """Indices of the key arguments in a request of ``argc`` arguments (movablekeys

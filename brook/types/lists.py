@@ -2,36 +2,50 @@
 
 Redis keeps a list as a quicklist, a doubly linked list of listpacks, where an element is a
 length, its bytes and a back-length: an 11-byte element costs 13 bytes. A ``deque`` of
-``bytes`` (Brook's first list) paid a 33-byte object header and an 8-byte slot for every element
-instead: 55 bytes per 11-byte element in a long list, 132 per element in lists of ten. Python
-objects are the cost, so a list keeps as few of them as it can:
+``bytes`` (Brook's first list) paid a 33-byte object header and an 8-byte slot for every
+element instead: 55 bytes per 11-byte element in a long list, 132 per element in lists of ten
+(key included; Redis: 13.1 and 26.6). Python objects are the cost, so a list keeps as few of
+them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RSS).
 
-* **Small lists** (packed form at most ``SMALL_BYTES``) are one immutable ``bytes``, in
-  listpack style: every element is a length byte, the element, the length byte again, so both
-  ends can be read without a walk (an element of 254 bytes or more: marker 254, a 2-byte
-  length, the element, the length, the marker). A push or a pop builds the new ``bytes``, a copy
-  of at most ``SMALL_BYTES`` (what a listpack's realloc and memmove cost Redis); other commands
-  decode it, as small as it is. Ten 6-byte elements cost 48 bytes of list object and 113 of
-  ``bytes`` (Redis: 26.6 bytes per element with the key, Brook now about 33).
-* **Long lists** (:class:`_Big`) are a deque of packed chunks between two *loose ends*, plain
-  Python lists of ``bytes`` objects. LPUSH/RPUSH/LPOP/RPOP touch only a loose end, at the cost
-  of a C list append or pop (they are the benchmarked commands, and the budget for what a pop
-  may cost beyond the deque's is a few hundred nanoseconds: more than any packed format can be
-  read in Python). When an end holds ``KEEP + CHUNK`` elements its ``CHUNK`` innermost ones are
-  packed into a chunk; when an end runs dry the adjacent chunk is unpacked into it (or, without
-  chunks, half of the other end moves over). An element is packed and unpacked at most once
-  per trip through an end, so pushes and pops stay amortized O(1), and at most
-  ``2 * (KEEP + CHUNK)`` elements of a list are ever loose objects.
-* **A chunk** is the pickle (protocol 5, without memo) of the list of its elements: each
-  element shorter than 256 bytes is an opcode, a length byte and the bytes, so 11 bytes cost
-  13, as in a listpack, and the C pickler and unpickler pack or unpack a chunk of 128 elements
-  in a few microseconds (a ``struct`` format built from lengths is two to three times slower,
-  a Python walk over length prefixes five to ten times). Chunks are made only by
-  :func:`_pack` and never leave the process, so unpickling them is safe. A chunk holds at most
-  ``CHUNK`` elements and ``CHUNK_BYTES`` bytes (one element at least, as a quicklist node), and
-  is kept with its element count, so an index finds its chunk without unpacking others,
-  walking from the nearer end as Redis's quicklist iterator does. The element searches (LPOS,
-  LINSERT's pivot, LREM) skip a chunk whose bytes do not contain the element at all.
+* **Small lists** (packed form at most ``SMALL_BYTES``) are one immutable ``bytes`` held by
+  the value object, in listpack style: every element is a length byte, the element, the length
+  byte again, so both ends are read without a walk (an element of 254 bytes or more: marker
+  254, a 2-byte length, the element, the length, the marker). A push or a pop builds the new
+  ``bytes``, a copy of at most ``SMALL_BYTES`` (as a listpack's realloc and memmove cost
+  Redis). Ten 6-byte elements cost the 64-byte value object and a 113-byte ``bytes``. Other
+  commands decode the small form; when all elements have one length (IDs, fixed payloads) a
+  compiled ``struct`` cuts them in C.
+* **Long lists** are a deque of packed chunks between two *loose ends*, plain Python lists of
+  ``bytes`` objects. LPUSH/RPUSH/LPOP/RPOP touch only a loose end: a C list append or pop,
+  which the commands' hot paths do themselves (see :class:`ListValue`). When an end holds
+  ``PACK_AT`` (``KEEP + CHUNK``) elements its ``CHUNK`` innermost ones are packed into a
+  chunk; when an end runs dry the adjacent chunk is unpacked into it (without chunks, half of
+  the other end moves over, so alternating ends stay O(1) amortized). An element is packed
+  and unpacked at most once per trip through an end: amortized O(1) pushes and pops, and at
+  most ``2 * PACK_AT`` loose objects per list.
+* **A chunk** is the pickle (protocol 5, no memo) of the list of its elements: an element
+  shorter than 256 bytes is an opcode, a length byte and its bytes, so 11 bytes cost 13, as in
+  a listpack. The C pickler and unpickler pack and unpack a chunk of 128 elements at 20-30 ns
+  an element; ``marshal`` is a little faster but spends 5 bytes per element, a ``struct``
+  format built from a length column is two to three times slower, a Python walk over length
+  prefixes five to ten times. Chunks are made only by :func:`_pack` and never leave the
+  process, so unpickling them is safe. A chunk holds at most ``CHUNK`` elements and
+  ``CHUNK_BYTES`` bytes (one element at least, as a quicklist node) and is kept with its
+  element count, so an index finds its chunk without unpacking others, walking from the nearer
+  end as Redis's quicklist iterator does. LPOS, LINSERT's pivot and LREM skip a chunk whose
+  bytes do not contain the element at all; recently read chunks stay unpacked in a small
+  cache, so LRANGE/LINDEX repeated on the same region unpack nothing.
+
+Why not the obvious packed design, ``bytearray`` chunks with their lengths or offsets that
+pushes and pops edit in place, head and tail positions included: in a prototype a pop from
+such a chunk cost 500-800 ns more than a deque pop (several bytearray operations, each a C
+call with its bytecodes), while a whole request costs the server 2-5 µs, so the 10% budget
+is a few hundred nanoseconds. With loose ends a pop is a list pop, and packing and unpacking
+add 20-30 ns per element, once. Per request, pushes now run fewer instructions than with the
+deque (an ``append`` instead of a one-element slice and ``extend``) and pops about 5% more
+(callgrind over the whole request path). And a small list as a ``bytearray`` plus an
+``array('B')`` of lengths is two more objects with their headers: 44 bytes per element for
+lists of ten, over the limit of 40 (1.5 times Redis).
 
 A long list that shrinks to ``SHRINK_SIZE`` elements or fewer takes the small form again when
 it next refills an end or loses elements in bulk (LPOP/RPOP with a count, LTRIM, LREM): not on
@@ -47,6 +61,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import struct
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate
@@ -100,12 +115,33 @@ def _encode_small(items: list[bytes]) -> bytes | None:
     return packed if len(packed) <= SMALL_BYTES else None
 
 
+# Compiled ``struct`` formats that cut a small form whose elements all have one length:
+# (length, count) -> Struct. Brook's own cache, so as not to churn the struct module's.
+_CUTTERS: dict[tuple[int, int], struct.Struct] = {}
+_CUTTERS_SIZE = 32
+
+
 def _decode_small(data: bytes) -> list[bytes]:
-    """The elements of a small form, in order."""
+    """The elements of a small form, in order. When every element has the same short length
+    (IDs, fixed-size payloads), one stride check proves it (each entry starts where the
+    previous one's length says) and a compiled struct cuts them all in C, three times faster
+    than the walk below."""
+    end = len(data)
+    if not end:
+        return []
+    size = data[0]
+    step = size + 2
+    count = end // step
+    if size < _LONG and count * step == end and data[::step].count(size) == count:
+        cutter = _CUTTERS.get((size, count))
+        if cutter is None:
+            if len(_CUTTERS) >= _CUTTERS_SIZE:
+                del _CUTTERS[next(iter(_CUTTERS))]
+            cutter = _CUTTERS[size, count] = struct.Struct(("x%dsx" % size) * count)
+        return list(cutter.unpack(data))
     items: list[bytes] = []
     append = items.append
     position = 0
-    end = len(data)
     while position < end:
         size = data[position]
         if size < _LONG:
@@ -214,25 +250,91 @@ def _without(items: list[bytes], element: bytes, budget: int,
 
 
 # ---------------------------------------------------------------------------------------------
-# Long lists
+# The value
 # ---------------------------------------------------------------------------------------------
 
+Segment = tuple[int, bytes | None, list[bytes] | None]
 
-class _Big:
-    """A long list: ``left`` (loose, reversed: ``left[-1]`` is the first element), ``nodes``
-    (chunks with their counts, in order), ``right`` (loose, in order: ``right[-1]`` is last)."""
 
-    __slots__ = ("left", "nodes", "right")
+class ListValue:
+    """A list of ``size`` elements.
 
-    def __init__(self, left: list[bytes], nodes: deque[Node], right: list[bytes]) -> None:
-        self.left = left
-        self.nodes = nodes
-        self.right = right
+    Small: ``data`` is the small form (``bytes``), ``left`` and ``right`` are None. Long:
+    ``data`` is the deque of chunks, each with its element count, in order; ``left`` is the
+    loose head, reversed (``left[-1]`` is the first element); ``right`` is the loose tail, in
+    order (``right[-1]`` is the last). Each loose end stays shorter than ``PACK_AT``.
+
+    The deque-like surface the list commands use: ``extend``/``extendleft`` (which also return
+    the new length, the push reply), ``pop``/``popleft``, :meth:`popmany`, ``len``,
+    iteration, indexing, :meth:`range`, :meth:`insert`, :meth:`positions`,
+    :meth:`remove_matches`, :meth:`trim`, ``clear`` and ``copy``.
+
+    The hot paths of LPUSH/RPUSH/LPOP/RPOP (:mod:`brook.commands.lists`) skip the method call
+    on a long list: they may append one element to ``left`` or ``right`` (and then call
+    :meth:`pack_left`/:meth:`pack_right` once that end reaches ``PACK_AT``) or pop one from
+    a non-empty end, adjusting ``size`` themselves. A method call and a one-element slice cost
+    more than the whole push otherwise does. Holding the ends in the value itself (rather than
+    in an object of their own) spares those paths a load and a type test, for 16 bytes more
+    per list.
+    """
+
+    __slots__ = ("size", "data", "left", "right")
+
+    def __init__(self, items: Iterable[bytes] = ()) -> None:
+        self.size = 0
+        self.data: bytes | deque[Node] = b""
+        self.left: list[bytes] | None = None
+        self.right: list[bytes] | None = None
+        items = list(items)
+        if items:
+            self._assign(items)
+
+    def _assign(self, items: list[bytes]) -> None:
+        """Hold exactly ``items`` (a list the value may keep), in the form their size calls
+        for: a long list starts with everything loose on the right, its inner part packed."""
+        self.size = len(items)
+        packed = _encode_small(items)
+        if packed is not None:
+            self.data = packed
+            self.left = self.right = None
+            return
+        self.data = deque()
+        self.left = []
+        self.right = items
+        self.pack_right()
+
+    def _elements(self) -> list[bytes]:
+        """Every element, in order, as a new list."""
+        left = self.left
+        if left is None:
+            return _decode_small(self.data)  # type: ignore[arg-type]
+        items = left[::-1]
+        for _, chunk in self.data:  # type: ignore[misc]
+            items += _unpack(chunk)
+        items += self.right  # type: ignore[arg-type]
+        return items
+
+    def _maybe_shrink(self) -> None:
+        """A long list down to SHRINK_SIZE elements that fits the small form again takes it
+        (the size test first: the packed size costs a pass over the list)."""
+        left, right = self.left, self.right
+        if self.size > SHRINK_SIZE or left is None or right is None:
+            return
+        bound = (sum(map(len, left)) + sum(map(len, right)) + 6 * (len(left) + len(right))
+                 + sum(len(chunk) + 6 * count for count, chunk in self.data))  # type: ignore
+        if bound <= SMALL_BYTES:
+            packed = _encode_small(self._elements())
+            if packed is not None:
+                self.data = packed
+                self.left = self.right = None
+
+    # -- long lists: packing and unpacking the ends ----------------------------------------------
 
     def pack_right(self) -> None:
         """Pack the inner elements of the right end, leaving KEEP to CHUNK + KEEP - 1."""
         right = self.right
-        nodes = self.nodes
+        nodes = self.data
+        assert right is not None and isinstance(nodes, deque)
         stop = len(right) - KEEP
         start = 0
         while stop - start >= CHUNK:
@@ -242,9 +344,10 @@ class _Big:
         del right[:start]
 
     def pack_left(self) -> None:
-        """Pack the inner elements of the left end (the first of ``left``)."""
+        """Pack the inner elements of the left end (the first entries of ``left``)."""
         left = self.left
-        nodes = self.nodes
+        nodes = self.data
+        assert left is not None and isinstance(nodes, deque)
         stop = len(left) - KEEP
         start = 0
         while stop - start >= CHUNK:
@@ -255,11 +358,13 @@ class _Big:
             start += node[0]
         del left[:start]
 
-    def refill_right(self) -> list[bytes]:
+    def _refill_right(self) -> list[bytes]:
         """The right end ran dry: unpack the last chunk into it, or without chunks move the
         inner half of the left end over (halves, so alternating ends stay O(1) amortized)."""
-        if self.nodes:
-            right = self.right = _unpack(self.nodes.pop()[1])
+        nodes = self.data
+        assert isinstance(nodes, deque) and self.left is not None
+        if nodes:
+            right = self.right = _unpack(nodes.pop()[1])
         else:
             left = self.left
             half = (len(left) + 1) // 2
@@ -267,10 +372,12 @@ class _Big:
             del left[:half]
         return right
 
-    def refill_left(self) -> list[bytes]:
-        """The left end ran dry: as :meth:`refill_right`, mirrored."""
-        if self.nodes:
-            left = _unpack(self.nodes.popleft()[1])
+    def _refill_left(self) -> list[bytes]:
+        """The left end ran dry: as :meth:`_refill_right`, mirrored."""
+        nodes = self.data
+        assert isinstance(nodes, deque) and self.right is not None
+        if nodes:
+            left = _unpack(nodes.popleft()[1])
             left.reverse()
             self.left = left
         else:
@@ -280,10 +387,13 @@ class _Big:
             del right[:half]
         return left
 
-    def seek(self, index: int, total: int) -> tuple[int, int]:
+    # -- long lists: chunks by position ------------------------------------------------------------
+
+    def _seek(self, index: int, total: int) -> tuple[int, int]:
         """(chunk position, offset) of element ``index`` of the chunks (``total`` elements in
         all), found from the nearer end."""
-        nodes = self.nodes
+        nodes = self.data
+        assert isinstance(nodes, deque)
         if index < total - index:
             for position, (count, _) in enumerate(nodes):
                 if index < count:
@@ -298,13 +408,15 @@ class _Big:
                 back -= count
         raise IndexError("list index out of range")
 
-    def chunk_range(self, start: int, stop: int, total: int) -> list[bytes]:
+    def _chunk_range(self, start: int, stop: int, total: int) -> list[bytes]:
         """Elements ``start`` to ``stop - 1`` of the chunks, walked from the nearer end."""
+        nodes = self.data
+        assert isinstance(nodes, deque)
         wanted = stop - start
         if start <= total - stop:
             items: list[bytes] = []
             skip = start
-            for count, chunk in self.nodes:
+            for count, chunk in nodes:
                 if skip >= count:
                     skip -= count
                     continue
@@ -317,7 +429,7 @@ class _Big:
             return items
         pieces: list[list[bytes]] = []
         skip = total - stop
-        for count, chunk in reversed(self.nodes):
+        for count, chunk in reversed(nodes):
             if skip >= count:
                 skip -= count
                 continue
@@ -331,19 +443,21 @@ class _Big:
         pieces.reverse()
         return [item for piece in pieces for item in piece]
 
-    def replace_chunk(self, position: int, items: list[bytes]) -> None:
+    def _replace_chunk(self, position: int, items: list[bytes]) -> None:
         """Put ``items`` (not empty) where chunk ``position`` was: one chunk or several."""
-        nodes = self.nodes
+        nodes = self.data
+        assert isinstance(nodes, deque)
         replacement = _nodes_of(items)
         nodes[position] = replacement[0]
         for offset, node in enumerate(replacement[1:], 1):
             nodes.insert(position + offset, node)
 
-    def take_left(self, count: int, collect: bool) -> list[bytes]:
-        """Remove ``count`` (fewer than all) elements from the head, returned in pop order
-        when ``collect`` (whole chunks are dropped unread otherwise)."""
+    def _take_left(self, count: int, collect: bool) -> list[bytes]:
+        """Remove ``count`` (fewer than all) elements from the head of a long list, returned
+        in pop order when ``collect`` (whole chunks are dropped unread otherwise)."""
         taken: list[bytes] = []
-        left = self.left
+        left, nodes, right = self.left, self.data, self.right
+        assert left is not None and right is not None and isinstance(nodes, deque)
         here = min(count, len(left))
         if here:
             if collect:
@@ -351,7 +465,6 @@ class _Big:
                 taken.reverse()
             del left[len(left) - here:]
             count -= here
-        nodes = self.nodes
         while count and nodes:
             size, chunk = nodes.popleft()
             if size <= count:
@@ -367,16 +480,16 @@ class _Big:
             self.left = rest
             count = 0
         if count:
-            right = self.right
             if collect:
                 taken += right[:count]
             del right[:count]
         return taken
 
-    def take_right(self, count: int, collect: bool) -> list[bytes]:
-        """:meth:`take_left` at the tail (pop order: the last element first)."""
+    def _take_right(self, count: int, collect: bool) -> list[bytes]:
+        """:meth:`_take_left` at the tail (pop order: the last element first)."""
         taken: list[bytes] = []
-        right = self.right
+        left, nodes, right = self.left, self.data, self.right
+        assert left is not None and right is not None and isinstance(nodes, deque)
         here = min(count, len(right))
         if here:
             if collect:
@@ -384,7 +497,6 @@ class _Big:
                 taken.reverse()
             del right[len(right) - here:]
             count -= here
-        nodes = self.nodes
         while count and nodes:
             size, chunk = nodes.pop()
             items = _unpack(chunk)
@@ -400,91 +512,31 @@ class _Big:
                 taken += part
             self.right = items[:size - count]
             count = 0
-        if count:
-            left = self.left  # its first entries are the last elements of the list
+        if count:  # the left end's first entries are the last elements of the list
             if collect:
                 taken += left[:count]
             del left[:count]
         return taken
 
-    def segments(self, backward: bool) -> Iterator[tuple[int, bytes | None, list[bytes] | None]]:
+    def _segments(self, backward: bool) -> Iterator[Segment]:
         """The list in scan order as (count, chunk, None) for a chunk (read it if needed) and
         (count, None, elements) for a loose end, its elements in scan order."""
+        left, nodes, right = self.left, self.data, self.right
+        if left is None or right is None:
+            items = _decode_small(nodes)  # type: ignore[arg-type]
+            yield len(items), None, items[::-1] if backward else items
+            return
+        assert isinstance(nodes, deque)
         if backward:
-            yield len(self.right), None, self.right[::-1]
-            for count, chunk in reversed(self.nodes):
+            yield len(right), None, right[::-1]
+            for count, chunk in reversed(nodes):
                 yield count, chunk, None
-            yield len(self.left), None, self.left
+            yield len(left), None, left
         else:
-            yield len(self.left), None, self.left[::-1]
-            for count, chunk in self.nodes:
+            yield len(left), None, left[::-1]
+            for count, chunk in nodes:
                 yield count, chunk, None
-            yield len(self.right), None, self.right
-
-    def elements(self) -> list[bytes]:
-        """Every element, in order."""
-        items = self.left[::-1]
-        for _, chunk in self.nodes:
-            items += _unpack(chunk)
-        items += self.right
-        return items
-
-    def packed_bytes(self) -> int:
-        """An upper bound of the list's small form length."""
-        loose = sum(map(len, self.left)) + sum(map(len, self.right))
-        return loose + 6 * (len(self.left) + len(self.right)) + sum(
-            len(chunk) + 6 * count for count, chunk in self.nodes)
-
-
-def _big(items: list[bytes]) -> _Big:
-    """A long list holding ``items`` (in order), its inner elements packed."""
-    big = _Big([], deque(), items)
-    big.pack_right()
-    return big
-
-
-# ---------------------------------------------------------------------------------------------
-# The value
-# ---------------------------------------------------------------------------------------------
-
-
-class ListValue:
-    """A list: ``size`` elements in ``_data``, the small form (``bytes``) or a :class:`_Big`.
-
-    The deque-like surface the list commands use: ``extend``/``extendleft`` (which also return
-    the new length, the push reply), ``pop``/``popleft``, ``popmany``, ``len``, iteration,
-    indexing, :meth:`range`, :meth:`insert`, :meth:`positions`, :meth:`remove_matches`,
-    :meth:`trim`, ``clear`` and ``copy``. ``size`` is public for the hot paths (read only).
-    """
-
-    __slots__ = ("size", "_data")
-
-    def __init__(self, items: Iterable[bytes] = ()) -> None:
-        self.size = 0
-        self._data: bytes | _Big = b""
-        items = list(items)
-        if items:
-            self._assign(items)
-
-    def _assign(self, items: list[bytes]) -> None:
-        """Hold exactly ``items``, in the form their size calls for."""
-        self.size = len(items)
-        packed = _encode_small(items)
-        self._data = packed if packed is not None else _big(items)
-
-    def _elements(self) -> list[bytes]:
-        data = self._data
-        return _decode_small(data) if type(data) is bytes else data.elements()
-
-    def _maybe_shrink(self) -> None:
-        """A long list down to SHRINK_SIZE elements that fits the small form again takes it
-        (the size test first: the packed size costs a pass over the list)."""
-        data = self._data
-        if (self.size <= SHRINK_SIZE and type(data) is not bytes
-                and data.packed_bytes() <= SMALL_BYTES):
-            packed = _encode_small(data.elements())
-            if packed is not None:
-                self._data = packed
+            yield len(right), None, right
 
     # -- the deque surface ----------------------------------------------------------------------
 
@@ -495,58 +547,45 @@ class ListValue:
         return self.size > 0
 
     def __iter__(self) -> Iterator[bytes]:
-        data = self._data
-        if type(data) is bytes:
-            yield from _decode_small(data)
-            return
-        for _, chunk, items in data.segments(False):
-            yield from items if chunk is None else _read(chunk)
+        for _, chunk, items in self._segments(False):
+            yield from items if chunk is None else _read(chunk)  # type: ignore[misc]
 
     def __reversed__(self) -> Iterator[bytes]:
-        data = self._data
-        if type(data) is bytes:
-            yield from reversed(_decode_small(data))
-            return
-        for _, chunk, items in data.segments(True):
-            if chunk is None:
-                yield from items  # type: ignore[misc]
-            else:
-                yield from reversed(_read(chunk))
+        for _, chunk, items in self._segments(True):
+            yield from items if chunk is None else reversed(_read(chunk))  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"ListValue({self._elements()!r})"
 
     def extend(self, items: list[bytes]) -> int:
         """RPUSH: append ``items`` in order; returns the new length."""
-        data = self._data
-        if type(data) is bytes:
+        right = self.right
+        if right is None:
             return self._push_small(items, False)
-        right = data.right
         right += items
         size = self.size + len(items)
         self.size = size
         if len(right) >= PACK_AT:
-            data.pack_right()
+            self.pack_right()
         return size
 
     def extendleft(self, items: list[bytes]) -> int:
         """LPUSH: prepend ``items`` one by one (so the last ends up first, as
         ``deque.extendleft`` does); returns the new length."""
-        data = self._data
-        if type(data) is bytes:
+        left = self.left
+        if left is None:
             return self._push_small(items, True)
-        left = data.left
         left += items
         size = self.size + len(items)
         self.size = size
         if len(left) >= PACK_AT:
-            data.pack_left()
+            self.pack_left()
         return size
 
     def _push_small(self, items: list[bytes], left: bool) -> int:
         """A push onto a small list: a new ``bytes``, or the long form when it outgrows
         SMALL_BYTES. Returns the new length."""
-        data = self._data
+        data = self.data
         assert type(data) is bytes
         size = self.size + len(items)
         if len(items) == 1:
@@ -557,14 +596,14 @@ class ListValue:
                 packed = b"".join((mark, element, mark, data) if left else
                                   (data, mark, element, mark))
                 if len(packed) <= SMALL_BYTES:
-                    self._data = packed
+                    self.data = packed
                     self.size = size
                     return size
         added = _encode_small(items[::-1] if left else items)
         if added is not None:
             packed = added + data if left else data + added
             if len(packed) <= SMALL_BYTES:
-                self._data = packed
+                self.data = packed
                 self.size = size
                 return size
         current = _decode_small(data)
@@ -579,38 +618,40 @@ class ListValue:
 
     def pop(self) -> bytes:
         """RPOP: remove and return the last element (IndexError when there is none)."""
-        data = self._data
-        if type(data) is not bytes:
-            right = data.right
-            if right:  # the hot path: one C list pop
-                self.size -= 1
-                return right.pop()
+        right = self.right
+        if right:
+            self.size -= 1
+            return right.pop()
+        if right is not None:
             return self._pop_refilled(False)
+        data = self.data
+        assert type(data) is bytes
         mark = data[-1]  # IndexError when empty
         self.size -= 1
         if mark < _LONG:
-            self._data = data[:-2 - mark]
+            self.data = data[:-2 - mark]
             return data[-1 - mark:-1]
         length = data[-3] | data[-2] << 8
-        self._data = data[:-6 - length]
+        self.data = data[:-6 - length]
         return data[-3 - length:-3]
 
     def popleft(self) -> bytes:
         """LPOP: remove and return the first element (IndexError when there is none)."""
-        data = self._data
-        if type(data) is not bytes:
-            left = data.left
-            if left:
-                self.size -= 1
-                return left.pop()
+        left = self.left
+        if left:
+            self.size -= 1
+            return left.pop()
+        if left is not None:
             return self._pop_refilled(True)
+        data = self.data
+        assert type(data) is bytes
         mark = data[0]
         self.size -= 1
         if mark < _LONG:
-            self._data = data[mark + 2:]
+            self.data = data[mark + 2:]
             return data[1:mark + 1]
         length = data[1] | data[2] << 8
-        self._data = data[length + 6:]
+        self.data = data[length + 6:]
         return data[3:length + 3]
 
     def _pop_refilled(self, left: bool) -> bytes:
@@ -619,9 +660,7 @@ class ListValue:
         is deleted by its command anyway)."""
         if not self.size:
             raise IndexError("pop from an empty list")
-        data = self._data
-        assert isinstance(data, _Big)
-        element = data.refill_left().pop() if left else data.refill_right().pop()
+        element = self._refill_left().pop() if left else self._refill_right().pop()
         self.size -= 1
         self._maybe_shrink()
         return element
@@ -636,9 +675,8 @@ class ListValue:
                 items.reverse()
             self.clear()
             return items
-        data = self._data
-        if type(data) is bytes:
-            items = _decode_small(data)
+        if self.left is None:
+            items = self._elements()
             if left:
                 taken = items[:count]
                 rest = items[count:]
@@ -648,22 +686,27 @@ class ListValue:
                 rest = items[:size - count]
             self._assign(rest)
             return taken
-        taken = data.take_left(count, True) if left else data.take_right(count, True)
+        taken = self._take_left(count, True) if left else self._take_right(count, True)
         self.size = size - count
         self._maybe_shrink()
         return taken
 
     def clear(self) -> None:
         self.size = 0
-        self._data = b""
+        self.data = b""
+        self.left = self.right = None
 
     def copy(self) -> ListValue:
         """An independent copy (COPY): chunks are immutable, so only containers are copied."""
         twin = ListValue()
         twin.size = self.size
-        data = self._data
-        twin._data = data if type(data) is bytes else _Big(
-            data.left[:], deque(data.nodes), data.right[:])
+        data = self.data
+        if type(data) is bytes:
+            twin.data = data
+        else:
+            twin.data = deque(data)
+            twin.left = self.left[:]  # type: ignore[index]
+            twin.right = self.right[:]  # type: ignore[index]
         return twin
 
     # -- by position ----------------------------------------------------------------------------
@@ -679,83 +722,79 @@ class ListValue:
     def __getitem__(self, index: int) -> bytes:
         """LINDEX: O(1) near the ends, otherwise one chunk unpacked."""
         index = self._index(index)
-        data = self._data
-        if type(data) is bytes:
-            return _decode_small(data)[index]
-        left = data.left
+        left, right = self.left, self.right
+        if left is None or right is None:
+            return _decode_small(self.data)[index]  # type: ignore[arg-type]
         if index < len(left):
             return left[-1 - index]
         back = self.size - 1 - index
-        right = data.right
         if back < len(right):
             return right[-1 - back]
-        position, offset = data.seek(index - len(left), self.size - len(left) - len(right))
-        return _read(data.nodes[position][1])[offset]
+        position, offset = self._seek(index - len(left), self.size - len(left) - len(right))
+        return _read(self.data[position][1])[offset]  # type: ignore[index]
 
     def __setitem__(self, index: int, element: bytes) -> None:
         """LSET: O(1) at the ends, otherwise one chunk rewritten."""
         index = self._index(index)
-        data = self._data
-        if type(data) is bytes:
-            items = _decode_small(data)
+        left, right = self.left, self.right
+        if left is None or right is None:
+            items = _decode_small(self.data)  # type: ignore[arg-type]
             items[index] = element
             self._assign(items)
             return
-        left = data.left
         if index < len(left):
             left[-1 - index] = element
             return
         back = self.size - 1 - index
-        right = data.right
         if back < len(right):
             right[-1 - back] = element
             return
-        position, offset = data.seek(index - len(left), self.size - len(left) - len(right))
-        items = _unpack(data.nodes[position][1])
+        position, offset = self._seek(index - len(left), self.size - len(left) - len(right))
+        items = _unpack(self.data[position][1])  # type: ignore[index]
         items[offset] = element
-        data.replace_chunk(position, items)
+        self._replace_chunk(position, items)
 
     def insert(self, index: int, element: bytes) -> None:
         """Put ``element`` at position ``index`` (0 to ``len``, LINSERT's pivot or after)."""
         size = self.size
         if not 0 <= index <= size:
             raise IndexError("list index out of range")
-        data = self._data
-        if type(data) is bytes:
-            items = _decode_small(data)
+        left, right = self.left, self.right
+        if left is None or right is None:
+            items = _decode_small(self.data)  # type: ignore[arg-type]
             items.insert(index, element)
             self._assign(items)
             return
         self.size = size + 1
-        left = data.left
-        right = data.right
         if index <= len(left):
             left.insert(len(left) - index, element)
             if len(left) >= PACK_AT:
-                data.pack_left()
+                self.pack_left()
         elif index >= size - len(right):
             right.insert(index - (size - len(right)), element)
             if len(right) >= PACK_AT:
-                data.pack_right()
+                self.pack_right()
         else:
-            position, offset = data.seek(index - len(left), size - len(left) - len(right))
-            items = _unpack(data.nodes[position][1])
+            position, offset = self._seek(index - len(left), size - len(left) - len(right))
+            items = _unpack(self.data[position][1])  # type: ignore[index]
             items.insert(offset, element)
-            data.replace_chunk(position, items)
+            self._replace_chunk(position, items)
 
     def range(self, start: int, stop: int) -> list[bytes]:
         """LRANGE: elements ``start`` to ``stop - 1`` (``0 <= start < stop <= len``)."""
-        data = self._data
-        if type(data) is bytes:
-            return _decode_small(data)[start:stop]
-        left = data.left
+        left, right = self.left, self.right
+        if left is None or right is None:
+            return _decode_small(self.data)[start:stop]  # type: ignore[arg-type]
         edge = len(left)
-        items = left[edge - min(stop, edge):edge - start][::-1] if start < edge else []
-        right = data.right
+        if start < edge:  # left is reversed: one backward slice, to its start at the most
+            last = edge - 1 - min(stop, edge)
+            items = left[edge - 1 - start:last if last >= 0 else None:-1]
+        else:
+            items = []
         tail = self.size - len(right)  # position of right[0]
         if stop > edge and start < tail:
-            items += data.chunk_range(max(start, edge) - edge, min(stop, tail) - edge,
-                                      tail - edge)
+            items += self._chunk_range(max(start, edge) - edge, min(stop, tail) - edge,
+                                       tail - edge)
         if stop > tail:
             items += right[max(start, tail) - tail:stop - tail]
         return items
@@ -771,14 +810,13 @@ class ListValue:
         removed = start + size - stop
         if not removed:
             return 0
-        data = self._data
-        if type(data) is bytes:
-            self._assign(_decode_small(data)[start:stop])
+        if self.left is None:
+            self._assign(self._elements()[start:stop])
             return removed
         if start:
-            data.take_left(start, False)
+            self._take_left(start, False)
         if size - stop:
-            data.take_right(size - stop, False)
+            self._take_right(size - stop, False)
         self.size = stop - start
         self._maybe_shrink()
         return removed
@@ -786,29 +824,20 @@ class ListValue:
     # -- by value -------------------------------------------------------------------------------
 
     def count(self, element: bytes) -> int:
-        data = self._data
-        if type(data) is bytes:
-            return _decode_small(data).count(element)
         return sum(
             (items if chunk is None else _read(chunk)).count(element)  # type: ignore[union-attr]
-            for _, chunk, items in data.segments(False)
+            for _, chunk, items in self._segments(False)
             if chunk is None or element in chunk)
 
     def positions(self, element: bytes, backward: bool = False,
                   maxlen: int = 0) -> Iterator[int]:
         """Indexes of ``element`` in scan order (from the tail when ``backward``), looking at
-        no more than ``maxlen`` elements (0: all). LPOS and LINSERT's pivot."""
+        no more than ``maxlen`` elements (0: all). LPOS and LINSERT's pivot. A chunk whose
+        bytes do not contain the element is skipped unread."""
         size = self.size
         limit = size if maxlen == 0 else min(maxlen, size)
-        data = self._data
-        if type(data) is bytes:
-            items = _decode_small(data)
-            segments: Iterable[tuple[int, bytes | None, list[bytes] | None]] = (
-                (size, None, items[::-1] if backward else items),)
-        else:
-            segments = data.segments(backward)
         seen = 0
-        for count, chunk, items in segments:
+        for count, chunk, items in self._segments(backward):
             if seen >= limit:
                 return
             if chunk is not None:
@@ -835,21 +864,22 @@ class ListValue:
 
     def remove_matches(self, element: bytes, limit: int) -> int:
         """LREM: remove ``limit`` matches from the head (> 0), from the tail (< 0) or all (0);
-        returns how many went. Chunks without the element's bytes are not unpacked."""
+        returns how many went. Chunks without the element's bytes are not unpacked, and the
+        scan stops once ``limit`` matches went."""
         backward = limit < 0
         budget = abs(limit) or self.size
-        data = self._data
-        if type(data) is bytes:
-            kept, removed = _without(_decode_small(data), element, budget, backward)
+        if self.left is None or self.right is None:
+            kept, removed = _without(self._elements(), element, budget, backward)
             if removed:
                 self._assign(kept)
             return removed
-        left, right = data.left[::-1], data.right  # both in order
+        left, right = self.left[::-1], self.right  # both in order
         if backward:
             right, removed = _without(right, element, budget, True)
         else:
             left, removed = _without(left, element, budget, False)
-        nodes = data.nodes
+        nodes = self.data
+        assert isinstance(nodes, deque)
         if removed < budget:
             before = removed
             rebuilt: deque[Node] = deque()
@@ -879,7 +909,7 @@ class ListValue:
             removed += gone
         if removed:
             left.reverse()
-            data.left, data.nodes, data.right = left, nodes, right
+            self.left, self.data, self.right = left, nodes, right
             self.size -= removed
             self._maybe_shrink()
         return removed
