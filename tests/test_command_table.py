@@ -180,5 +180,5 @@ def test_shard_channels_are_not_keys(raw, request_):
 def test_shard_channel_key_specs_are_not_key(raw):
     for name in ("spublish", "ssubscribe", "sunsubscribe"):
         (info,) = raw.call("COMMAND", "INFO", name)
-        spec = dict(zip(info[8][0][::2], info[8][0][1::2]))
+        spec = dict(zip(info[8][0][::2], info[8][0][1::2], strict=True))
         assert spec[b"flags"] == [b"not_key"]
