@@ -20,9 +20,11 @@ $(SPARK_STAMP): $(STAMP)
 
 install: $(STAMP)
 
-## Start Brook on 127.0.0.1:6379 (pass more flags with ARGS="--port 7000 ...").
+## Start Brook on 127.0.0.1:6379 with brook.conf: data in ./data, append-only file on
+## (pass more flags with ARGS="--port 7000 ...").
 run: $(STAMP)
-	$(BIN)/brook-server $(ARGS)
+	mkdir -p data
+	$(BIN)/brook-server brook.conf $(ARGS)
 
 ## redis-server/redis-cli/redis-benchmark, for the parity tests and the benchmark.
 redis:

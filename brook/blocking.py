@@ -259,6 +259,7 @@ class Blocking:
         cmd = waiter.cmd
         server = self.server
         client.reprocessing = True
+        dirty = server.dirty
         started = time.perf_counter()
         try:
             reply = cmd.handler(client, waiter.args)  # type: ignore[misc]
@@ -268,6 +269,8 @@ class Blocking:
             reply = server.internal_error(cmd, err)
         finally:
             client.reprocessing = False
+        if server.propagating and (server.dirty != dirty or client.effects is not None):
+            server.persist(client, waiter.args)
         if reply is None:
             return False
         cmd.calls += 1

@@ -33,6 +33,7 @@ _perf = time.perf_counter
 REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+_LOADING = "LOADING Redis is loading the dataset in memory"
 _NOAUTH = "NOAUTH Authentication required."
 # What a RESP2 client in subscribed mode may run (Redis's processCommand check).
 _SUBSCRIBED_MODE_COMMANDS = frozenset({
@@ -116,6 +117,8 @@ class Client(asyncio.Protocol):
         # Messages published to it and not yet written: the server writes them once per
         # publisher batch (Server.flush_subscribers), and before anything else it is sent.
         self.pubsub_out: list[bytes] = []
+        # What the running command persists instead of its request (brook.persistence.effects).
+        self.effects: list[list[bytes]] | None = None
         self.slow = not self.authenticated  # True: every request takes the general path
 
     # -- connection lifecycle -------------------------------------------------------------------
@@ -198,6 +201,8 @@ class Client(asyncio.Protocol):
             or self.no_touch
             or self.server.monitors
             or self.parser is not None
+            or self.server.loading
+            or self.server.aof_write_failed
             # RESP2 subscribed mode: only some commands may run (checked in execute); PING
             # relies on such clients being slow.
             or self.protocol == 2 and bool(self.channels or self.patterns or self.shard_channels)
@@ -273,6 +278,8 @@ class Client(asyncio.Protocol):
                         break
                     continue
                 last_cmd = cmd
+                # Persistence on: a change (dirty moved, or effects declared) is recorded.
+                dirty = server.dirty if server.propagating else -1
                 if cmd.is_fast:
                     try:
                         out.append(cmd.handler(self, request))
@@ -280,6 +287,8 @@ class Client(asyncio.Protocol):
                         out.append(server.error_reply(err.message, cmd))
                     except Exception as err:  # a bug must cost one reply, never the server
                         out.append(server.internal_error(cmd, err))
+                    if dirty >= 0 and (server.dirty != dirty or self.effects is not None):
+                        server.persist(self, request)
                     if cmd is fast_cmd:
                         fast_calls += 1
                     elif fast_cmd is None:
@@ -307,6 +316,8 @@ class Client(asyncio.Protocol):
                 timed += elapsed
                 if reply is None:  # parked: its later requests wait until it is served
                     break
+                if dirty >= 0 and (server.dirty != dirty or self.effects is not None):
+                    server.persist(self, request)
                 out.append(reply)
                 cmd.calls += 1
                 cmd.seconds += elapsed
@@ -468,6 +479,12 @@ class Client(asyncio.Protocol):
 
     def flush(self) -> None:
         server = self.server
+        aof = server.aof
+        if aof is not None and aof.buffer and aof.last_write_ok:
+            # What this turn changed goes to the AOF before any reply; the server writes it
+            # once for every client of the turn, then sends their replies (group commit).
+            server.defer_flush(self)
+            return
         if server.pubsub.delivered:  # this batch published: subscribers get theirs now
             server.flush_subscribers()
         if self.pubsub_out:  # messages published before its replies go first
@@ -523,6 +540,14 @@ class Client(asyncio.Protocol):
         if not self.authenticated and not cmd.allowed_unauthenticated:
             cmd.rejected_calls += 1
             return self._reject(_NOAUTH, None)
+        if self.server.aof_write_failed and cmd.is_write:
+            cmd.rejected_calls += 1
+            aof = self.server.aof
+            return self._reject("MISCONF Errors writing to the AOF file: "
+                                f"{aof.last_write_error if aof else ''}", None)
+        if self.server.loading and "loading" not in cmd.flags:
+            cmd.rejected_calls += 1
+            return self._reject(_LOADING, None)
         if self.in_multi and not cmd.allowed_in_multi:
             cmd.rejected_calls += 1
             return self._reject("ERR Command not allowed inside a transaction", None)
@@ -569,6 +594,7 @@ class Client(asyncio.Protocol):
         if self.no_touch and not cmd.is_write and cmd.name != "touch":
             access = self.db.access
             saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
+        dirty = server.dirty if server.propagating else -1
         started = _perf()
         try:
             reply = cmd.handler(self, args)  # type: ignore[misc]
@@ -577,6 +603,8 @@ class Client(asyncio.Protocol):
         except Exception as err:
             reply = server.internal_error(cmd, err)
         elapsed = _perf() - started
+        if dirty >= 0 and reply is not None and (server.dirty != dirty or self.effects is not None):
+            server.persist(self, args)
         if saved_access is not None:
             self.db.restore_access(saved_access)
         if reply is None:

@@ -43,6 +43,20 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+_expiry_paused = False
+
+
+def expiry_now() -> int:
+    """The time keys expire against: 0 while a file is being loaded, so nothing expires then,
+    as in Redis (a replayed command must find the key its original found alive)."""
+    return 0 if _expiry_paused else int(time.time() * 1000)
+
+
+def pause_expiry(paused: bool) -> None:
+    global _expiry_paused
+    _expiry_paused = paused
+
+
 # ---------------------------------------------------------------------------------------------
 # ScanIndex: a hash table with Redis's reverse-binary cursor.
 # ---------------------------------------------------------------------------------------------
@@ -352,7 +366,7 @@ class Database:
         if value is not None:
             if self.expires:
                 deadline = self.expires.get(key)
-                if deadline is not None and deadline <= now_ms():
+                if deadline is not None and deadline <= expiry_now():
                     self.expire_key(key)
                     return None
             self.access[key] = self.keyspace.lru_clock
@@ -364,7 +378,7 @@ class Database:
         value = self.data.get(key)
         if value is not None and self.expires:
             deadline = self.expires.get(key)
-            if deadline is not None and deadline <= now_ms():
+            if deadline is not None and deadline <= expiry_now():
                 self.expire_key(key)
                 value = None
         keyspace = self.keyspace
@@ -395,7 +409,7 @@ class Database:
 
     def is_expired(self, key: bytes) -> bool:
         deadline = self.expires.get(key)
-        return deadline is not None and deadline <= now_ms()
+        return deadline is not None and deadline <= expiry_now()
 
     def get_expire(self, key: bytes) -> int | None:
         return self.expires.get(key)
@@ -408,7 +422,7 @@ class Database:
         if not self.expires:
             yield from list(self.data)
             return
-        current = now_ms()
+        current = expiry_now()
         expires = self.expires
         for key in list(self.data):
             deadline = expires.get(key)
@@ -585,7 +599,7 @@ class Database:
         """Delete keys whose TTL passed, until done or ``deadline_s`` (perf_counter) is reached."""
         heap = self.expire_heap
         expires = self.expires
-        current = now_ms()
+        current = expiry_now()
         removed = 0
         popped = 0
         while heap and heap[0][0] <= current:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import ipaddress
 import os
 import resource
@@ -28,7 +27,9 @@ from brook.commands.registry import COMMANDS, Command
 from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
 from brook.connection import Client
-from brook.keyspace import Keyspace
+from brook.keyspace import Database, Keyspace
+from brook.persistence.aof import AppendOnlyFile
+from brook.persistence.manager import Persistence, PersistenceError
 from brook.protocol import resp
 from brook.pubsub import Registry
 
@@ -106,7 +107,7 @@ class Server:
         commands.load_all()
         self.config = config
         self.keyspace = Keyspace(config.databases)
-        self.keyspace.on_expired = functools.partial(notify.expired, self)
+        self.keyspace.on_expired = self._expired
         self.blocking = Blocking(self)
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
         # Subscribers whose transport buffer passed the pubsub output threshold: their limits
@@ -148,6 +149,15 @@ class Server:
         self.shutdown_event: asyncio.Event | None = None
         # Run at shutdown (persistence); ``shutdown_save`` says whether this shutdown saves.
         self.shutdown_hooks: list[Callable[[], None]] = []
+        # Durability: the open AOF (None when appendonly is off) and whether commands record
+        # their effects (brook.persistence.effects); ``loading``: a file is being replayed.
+        self.aof: AppendOnlyFile | None = None
+        self.propagating = False
+        self.loading = False
+        self.persistence = Persistence(self)
+        self.aof_write_failed = False  # the last AOF write failed: writes get MISCONF
+        # Clients whose replies wait for this turn's AOF write (insertion-ordered set).
+        self.replies_waiting_for_aof: dict[Client, None] = {}
         self.shutdown_save = False
         self.log_file: TextIO | None = None
         self._last_client_check = 0.0
@@ -176,6 +186,20 @@ class Server:
                 os.chdir(config.dir)
             except OSError as err:
                 raise ConfigError(err.strerror or str(err))
+        elif name == "appendonly":
+            if config.appendonly and self.aof is None:
+                if self.persistence.child_active():
+                    config.appendonly = False
+                    raise ConfigError("Background save or rewrite in progress")
+                try:
+                    self.persistence.enable_aof()
+                except OSError as err:
+                    config.appendonly = False
+                    raise ConfigError(err.strerror or str(err))
+            elif not config.appendonly and self.aof is not None:
+                self.persistence.disable_aof()
+        elif name == "appendfsync":
+            self.persistence.fsync_policy_changed()
         elif name == "client-output-buffer-limit":
             pubsub_commands.output_limits_changed(self)
         elif name == "maxclients":
@@ -446,6 +470,11 @@ class Server:
         self.log("notice", f"Running mode=standalone, port={config.port}.")
         self.startup_memory = self.used_memory()
         self.log("notice", "Server initialized")
+        try:
+            await self.persistence.startup()
+        except PersistenceError as err:
+            self.log("warning", str(err))
+            raise SystemExit(1) from err
         self.log("notice", "Ready to accept connections tcp")
         if config.unixsocket:
             self.log("notice", "Ready to accept connections unix")
@@ -493,6 +522,68 @@ class Server:
             os.chmod(config.unixsocket, config.unixsocketperm)
         self.listeners.append(listener)
 
+    # -- durability -------------------------------------------------------------------------
+
+    def persist(self, client: Client, request: list[bytes]) -> None:
+        """Record what a command changed: its declared effects, else the request itself."""
+        effects = client.effects
+        client.effects = None
+        aof = self.aof
+        if aof is None:
+            return
+        if effects is None:
+            aof.feed(client.db.index, (request,))
+        elif effects:
+            aof.feed(client.db.index, effects)
+
+    def defer_flush(self, client: Client) -> None:
+        """Hold ``client``'s replies until the AOF holds what its commands changed: every
+        client served in this turn of the event loop is answered after one write (and with
+        ``always`` one fsync) of the AOF, as Redis writes the AOF once before it sleeps."""
+        waiting = self.replies_waiting_for_aof
+        if not waiting:
+            if self.loop is None:
+                self.flush_aof()
+                client.flush()
+                return
+            self.loop.call_soon(self._flush_aof_then_replies)
+        waiting[client] = None
+
+    def _flush_aof_then_replies(self) -> None:
+        waiting = self.replies_waiting_for_aof
+        self.flush_aof()
+        clients = list(waiting)
+        waiting.clear()
+        for client in clients:
+            client.flush()
+
+    def flush_aof(self) -> None:
+        """Write the AOF buffer (before the replies that depend on it go out). A failed write
+        keeps the data buffered and refuses writes (MISCONF) until a retry succeeds."""
+        aof = self.aof
+        if aof is None:
+            return
+        ok = aof.flush()
+        if not ok and aof.fsync_policy == "always":
+            # Redis exits here: a write it cannot persist must not be acknowledged.
+            self.log("warning", "Can't persist to the AOF with appendfsync always: "
+                     f"{aof.last_write_error}. Exiting...")
+            os._exit(1)
+        if ok == self.aof_write_failed:  # the state changed
+            self.aof_write_failed = not ok
+            self.log("warning" if not ok else "notice",
+                     f"Error writing to the AOF file: {aof.last_write_error}" if not ok
+                     else "AOF write error looks solved, Brook can write again.")
+            for client in self.clients.values():
+                client.refresh_mode()
+
+    def _expired(self, db: Database, key: bytes) -> None:
+        """A key expired: the keyspace event, and a DEL in the AOF (replay must agree)."""
+        notify.expired(self, db, key)
+        aof = self.aof
+        if aof is not None:
+            aof.feed(db.index, ([b"DEL", key],))
+
     async def serve_forever(self) -> None:
         await self.start()
         assert self.shutdown_event is not None
@@ -517,6 +608,14 @@ class Server:
         self.shutdown_save = bool(self.config.save) if save is None else save
         if self.shutdown_save:
             self.log("notice", "Saving the final RDB snapshot before exiting.")
+        try:
+            self.persistence.shutdown(self.shutdown_save)
+        except OSError as err:
+            self.log("warning", f"Error trying to save the DB, can't exit: {err}")
+            if not force:
+                self.log("warning", "Errors trying to shut down the server. Check the logs "
+                         "for more information.")
+                return False
         for hook in self.shutdown_hooks:
             try:
                 hook()
@@ -554,6 +653,7 @@ class Server:
             if cycle_ms:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.lru_clock = int(time.time())
+            self.persistence.tick()
             if self.slow_subscribers:  # soft limits expire even when nothing more is published
                 pubsub_commands.check_slow_subscribers(self)
             now = time.monotonic()

@@ -21,6 +21,8 @@ FAMILIES = (
     "streams",
     "stream_groups",
     "pubsub",
+    "restore",
+    "persistence",
 )
 
 

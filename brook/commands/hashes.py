@@ -19,6 +19,7 @@ from brook.commands.strings import (
     parse_long_double,
 )
 from brook.notify import GENERIC, HASH, notify
+from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.hash import Hash
 
@@ -316,6 +317,7 @@ def hincrbyfloat(client: Client, args: list[bytes]) -> bytes:
     _store_field(client, hash_, field, text)
     db.modified(key)
     notify(client, HASH, b"hincrbyfloat", key)
+    propagate(client, [b"HSET", key, field, text])  # the result, as Redis persists it
     client.server.dirty += 1
     return resp.bulk(text)
 

@@ -26,8 +26,9 @@ from brook.commands.registry import (
     command,
     container,
 )
-from brook.keyspace import now_ms
+from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, notify
+from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
@@ -347,12 +348,14 @@ def _expire(client: Client, args: list[bytes], name: str, in_seconds: bool,
         return resp.ZERO
     if flags and _condition_refuses(flags, db.expires.get(key), when):
         return resp.ZERO
-    if when <= now:  # already in the past: the key goes now (not counted as an expiry)
+    if when <= expiry_now():  # already past: the key goes now (not counted as an expiry)
         db.delete(key)
         notify(client, GENERIC, b"del", key)
+        propagate(client, [b"DEL", key])
     else:
         db.set_expire(key, when)
         notify(client, GENERIC, b"expire", key)
+        propagate(client, [b"PEXPIREAT", key, b"%d" % when])  # absolute, as Redis persists it
     client.server.dirty += 1
     return resp.ONE
 

@@ -33,6 +33,7 @@ from brook.commands.registry import (
     of_type,
 )
 from brook.notify import GENERIC, LIST, notify
+from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
 
@@ -88,6 +89,8 @@ def _write_list_or_create(db: Database, key: bytes) -> ListValue:
         db.access[key] = db.keyspace.lru_clock
     return found
 
+
+_SIDES = {True: b"LEFT", False: b"RIGHT"}  # a direction as LMOVE spells it
 
 def _added(client: Client, db: Database, key: bytes, count: int, event: bytes) -> None:
     """After elements went in: WATCH, clients parked on the key, the keyspace event, the
@@ -357,6 +360,7 @@ def pop_reply(client: Client, key: bytes, left: bool) -> bytes | None:
         return None
     element = found.popleft() if left else found.pop()
     _removed(client, db, key, found, 1, b"lpop" if left else b"rpop")
+    propagate(client, [b"LPOP" if left else b"RPOP", key])  # BLPOP/BRPOP persist as pops
     return b"*2\r\n" + resp.bulk(key) + resp.bulk(element)
 
 
@@ -397,6 +401,7 @@ def move_reply(client: Client, source: bytes, destination: bytes, from_left: boo
         target.append(element)
     _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
     _removed(client, db, source, found, 1, b"lpop" if from_left else b"rpop")
+    propagate(client, [b"LMOVE", source, destination, _SIDES[from_left], _SIDES[to_left]])
     return resp.bulk(element)
 
 
@@ -493,6 +498,13 @@ def movem_reply(client: Client, source: bytes, destination: bytes, from_left: bo
         target.extend(arranged)
     _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
     _removed(client, db, source, found, len(popped), b"lpop" if from_left else b"rpop")
+    if client.server.propagating:  # what moved, as plain pops and pushes
+        propagate(
+            client,
+            [b"LPOP" if from_left else b"RPOP", source, b"%d" % len(popped)],
+            [b"LPUSH", destination, *arranged[::-1]] if to_left
+            else [b"RPUSH", destination, *arranged],
+        )
     return resp.array_of_bulks(arranged)
 
 
@@ -550,6 +562,7 @@ def mpop_reply(client: Client, keys: list[bytes], left: bool, count: int) -> byt
             continue
         items = _take(found, left, count)
         _removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
+        propagate(client, [b"LPOP" if left else b"RPOP", key, b"%d" % len(items)])
         return b"*2\r\n" + resp.bulk(key) + _bulks(items)
     return None
 

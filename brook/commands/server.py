@@ -249,25 +249,7 @@ def _section_memory(server: Server) -> list[str]:
 
 
 def _section_persistence(server: Server) -> list[str]:
-    return [
-        "loading:0",
-        "async_loading:0",
-        f"rdb_changes_since_last_save:{server.dirty}",
-        "rdb_bgsave_in_progress:0",
-        f"rdb_last_save_time:{server.last_save_time}",
-        f"rdb_last_bgsave_status:{'ok' if server.last_bgsave_ok else 'err'}",
-        "rdb_last_bgsave_time_sec:-1",
-        "rdb_current_bgsave_time_sec:-1",
-        f"rdb_saves:{server.rdb_saves}",
-        f"aof_enabled:{int(server.config.appendonly)}",
-        "aof_rewrite_in_progress:0",
-        "aof_rewrite_scheduled:0",
-        "aof_last_rewrite_time_sec:-1",
-        "aof_current_rewrite_time_sec:-1",
-        "aof_last_bgrewrite_status:ok",
-        "aof_rewrites:0",
-        "aof_last_write_status:ok",
-    ]
+    return server.persistence.info()
 
 
 def _section_stats(server: Server) -> list[str]:

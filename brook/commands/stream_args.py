@@ -147,9 +147,12 @@ class TrimArgs:
     id_index: int = 0  # XADD: position of the ID argument
 
 
-def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int) -> TrimArgs:
+def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int,
+                    obey: bool = False) -> TrimArgs:
     """Parse from ``args[2]`` on. For XADD parsing stops at the ID (``*`` or explicit), whose
-    position is returned in ``id_index``; for XTRIM everything must be an option."""
+    position is returned in ``id_index``; for XTRIM everything must be an option. ``obey``
+    (replaying the AOF, Redis's mustObeyClient) accepts IDMP with an explicit ID: that is how
+    an idempotent XADD is persisted."""
     parsed = TrimArgs()
     limit_given = False
     idmp_given = False
@@ -235,6 +238,6 @@ def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int) -> Tri
             parsed.limit = 1_000_000
     else:
         parsed.limit = 0
-    if idmp_given and parsed.id_given:
+    if idmp_given and parsed.id_given and not obey:
         raise CommandError("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
     return parsed

@@ -33,6 +33,7 @@ from brook.commands.stream_args import (
 )
 from brook.keyspace import now_ms
 from brook.notify import STREAM, notify
+from brook.persistence.effects import propagate, suppress
 from brook.protocol import resp
 from brook.types.groups import (
     INVALID_ENTRIES_READ,
@@ -57,6 +58,41 @@ _NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note
 def _group_of(stream: Stream | None, name: bytes) -> Group | None:
     """The group ``name`` of a stream that may be missing."""
     return stream.group(name) if stream is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# What reads and claims persist (t_stream.c's streamPropagate*): a delivery depends on the
+# clock and on the PEL, so it is written as the PEL record it left, which replays exactly.
+# ---------------------------------------------------------------------------------------------
+
+
+def _claim_effect(key: bytes, group: Group, consumer: bytes, entry_id: int) -> list[bytes]:
+    """streamPropagateXCLAIM: the entry's record as it is now (delivery time and count,
+    owner). For an entry that left the PEL because it left the stream, the same XCLAIM
+    drops it on replay, since the entry is missing there too."""
+    record = group.pel.get(entry_id)
+    delivery_time, delivery_count = (record[1], record[2]) if record is not None else (0, 0)
+    return [b"XCLAIM", key, group.name, consumer, b"0", format_id(entry_id),
+            b"TIME", b"%d" % delivery_time, b"RETRYCOUNT", b"%d" % delivery_count,
+            b"FORCE", b"JUSTID", b"LASTID", format_id(group.last_id)]
+
+
+def _position_effect(key: bytes, group: Group) -> list[bytes]:
+    """streamPropagateGroupID: where the group has read up to, with its read counter."""
+    return [b"XGROUP", b"SETID", key, group.name, format_id(group.last_id),
+            b"ENTRIESREAD", b"%d" % group.entries_read]
+
+
+def _consumer_effect(key: bytes, group: Group, consumer: bytes) -> list[bytes]:
+    """streamPropagateConsumerCreation."""
+    return [b"XGROUP", b"CREATECONSUMER", key, group.name, consumer]
+
+
+def _propagate_claims(client: Client, key: bytes, group: Group, consumer: bytes,
+                      entry_ids: list[int]) -> None:
+    if entry_ids:
+        propagate(client, *(_claim_effect(key, group, consumer, entry_id)
+                            for entry_id in entry_ids))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,6 +174,13 @@ def _clamp_entries_read(stream: Stream, entries_read: int) -> int:
     return entries_read
 
 
+def _propagate_resolved(client: Client, args: list[bytes], last_id: int) -> None:
+    """XGROUP CREATE/SETID with ``$``: persisted with the ID it stood for."""
+    effect = list(args)
+    effect[4] = format_id(last_id)
+    propagate(client, effect)
+
+
 @command("xgroup|create", arity=-5, flags="write denyoom", keys=(2, 2, 1),
          acl="@write @stream @slow", since="5.0.0",
          summary="Creates a consumer group.",
@@ -158,6 +201,8 @@ def xgroup_create(client: Client, args: list[bytes]) -> bytes:
     if args[3] in stream.groups:
         raise CommandError("BUSYGROUP Consumer Group name already exists")
     stream.groups[args[3]] = Group(args[3], last_id, _clamp_entries_read(stream, entries_read))
+    if args[4] == b"$" and client.server.propagating:
+        _propagate_resolved(client, args, last_id)
     client.db.modified(args[2])
     notify(client, STREAM, b"xgroup-create", args[2])
     client.server.dirty += 1
@@ -179,6 +224,8 @@ def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
         last_id = parse_id(args[4])[0]
     group.last_id = last_id
     group.entries_read = _clamp_entries_read(stream, entries_read)  # type: ignore[arg-type]
+    if args[4] == b"$" and client.server.propagating:
+        _propagate_resolved(client, args, last_id)
     client.db.modified(args[2])
     notify(client, STREAM, b"xgroup-setid", args[2])
     client.server.dirty += 1
@@ -268,9 +315,10 @@ class _Budget:
 
 
 def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count: int,
-             now: int, budget: _Budget) -> tuple[int, list[bytes]]:
+             now: int, budget: _Budget, log: list[int] | None) -> tuple[int, list[bytes]]:
     """The consumer's own pending entries with IDs above ``after``: delivered again (count
-    and time updated), a deleted one as ``[id, nil]``."""
+    and time updated), a deleted one as ``[id, nil]``. ``log`` (persistence on) collects the
+    IDs whose PEL record changed."""
     pieces: list[bytes] = []
     for entry_id in list(consumer.pel.ids(after + 1)):
         if count and len(pieces) >= count:
@@ -285,6 +333,8 @@ def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count
             break
         if row is not None:
             _redeliver(group, entry_id, consumer, now)
+            if log is not None:
+                log.append(entry_id)
         pieces.append(piece)
     return len(pieces), pieces
 
@@ -298,14 +348,18 @@ def _redeliver(group: Group, entry_id: int, consumer: Consumer, now: int) -> Non
 
 
 def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
-                 now: int, budget: _Budget, split: bool = False) -> tuple[int, list[bytes]]:
+                 now: int, budget: _Budget, log: list[int] | None,
+                 split: bool = False) -> tuple[int, list[bytes]]:
     """Entries after the group's last-delivered-id: the group advances over them and, unless
-    NOACK, each becomes pending for ``consumer``. With ``split`` each piece is one entry."""
+    NOACK, each becomes pending for ``consumer`` (and goes to ``log``, when given). With
+    ``split`` each piece is one entry."""
     if budget.unlimited():  # the usual read: whole cached encodings, the PEL grows in one go
         ids, pieces = stream.read_resp(group.last_id + 1, count or None, split)
         advance_over(stream, group, ids)
         if not noack:
             group.deliver_new(ids, consumer, now)
+            if log is not None:
+                log += ids
         return len(ids), pieces
     pieces = []
     for entry_id, row in stream.range(group.last_id + 1, MAX_ID, count or None):
@@ -315,12 +369,14 @@ def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, n
         advance(stream, group, entry_id)
         if not noack:
             group.deliver_new([entry_id], consumer, now)
+            if log is not None:
+                log.append(entry_id)
         pieces.append(piece)
     return len(pieces), pieces
 
 
 def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, count: int,
-           now: int, budget: _Budget) -> tuple[int, list[bytes]]:
+           now: int, budget: _Budget, log: list[int] | None) -> tuple[int, list[bytes]]:
     """XREADGROUP CLAIM (8.4): before new entries, take pending entries idle for at least
     ``min_idle`` ms: released ones (XNACK) first in release order, then the most idle first.
     Each is replied as ``[id, fields, idle ms, deliveries so far]``; entries no longer in the
@@ -336,6 +392,8 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
         row = stream.get(entry_id)
         if row is None:
             group.ack(entry_id)
+            if log is not None:
+                log.append(entry_id)
             continue
         record = group.pel.get(entry_id)
         assert record is not None
@@ -345,6 +403,8 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
         _, delivery_time, delivered, _ = record
         idle = max(now - delivery_time, 0)
         _redeliver(group, entry_id, consumer, now)
+        if log is not None:
+            log.append(entry_id)
         pieces.append(b"*4" + piece[2:] + b":%d\r\n:%d\r\n" % (idle, delivered))
     if pieces:
         consumer.active_time = now
@@ -387,29 +447,51 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     now = now_ms()
     budget = _Budget(parsed.maxcount, parsed.maxsize)
     served: list[tuple[bytes, int, list[bytes]]] = []
+    server = client.server
+    propagating = server.propagating
+    if propagating:
+        suppress(client)  # persisted as its effects (claims, positions, consumers) alone
+    log: list[int] | None = None
+    position = (0, 0)  # the group's (last_id, entries_read) before the read, when persisting
+    changed = False  # a consumer created, or pending entries of deleted entries dropped
     for key, stream, group, after in targets:
         # Since Redis 7.2 every read creates the consumer and counts as an attempt (seen-time).
         if parsed.consumer not in group.consumers:
             notify(client, STREAM, b"xgroup-createconsumer", key)
+            changed = True
+            if propagating:
+                propagate(client, _consumer_effect(key, group, parsed.consumer))
         consumer = group.consumer(parsed.consumer, now)
         assert consumer is not None
         consumer.seen_time = now
         if after == _NEW_ENTRIES and parsed.claim is None and (
                 not stream.length or stream.last_live_id() <= group.last_id):
             continue  # nothing new for this group here
+        if propagating:
+            log = []
+            position = (group.last_id, group.entries_read)
         if after == _NEW_ENTRIES and parsed.claim is not None:
-            n, pieces = _claim(stream, group, consumer, parsed.claim, parsed.count, now, budget)
+            pending = len(group.pel)
+            n, pieces = _claim(stream, group, consumer, parsed.claim, parsed.count, now, budget,
+                               log)
+            if len(group.pel) != pending:
+                changed = True  # entries gone from the stream left the PEL
+                db.modified(key)
             more = parsed.count - n if parsed.count else 0
             if not parsed.count or more > 0:
                 extra, new = _deliver_new(stream, group, consumer, more, parsed.noack, now,
-                                          budget, split=True)
+                                          budget, log, split=True)
                 n += extra
                 pieces += [b"*4" + piece[2:] + b":0\r\n:0\r\n" for piece in new]
         elif after == _NEW_ENTRIES:
             n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now,
-                                     budget)
+                                     budget, log)
         else:
-            n, pieces = _history(stream, group, consumer, after, parsed.count, now, budget)
+            n, pieces = _history(stream, group, consumer, after, parsed.count, now, budget, log)
+        if log is not None:
+            _propagate_claims(client, key, group, parsed.consumer, log)
+            if (group.last_id, group.entries_read) != position:
+                propagate(client, _position_effect(key, group))
         if n:
             consumer.active_time = now
         elif after == _NEW_ENTRIES:
@@ -419,11 +501,17 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
         if db.blocking:
             blocking.pending_changed(db, key)
     if not served:
+        if changed:
+            server.dirty += 1
         if parsed.block is None:
             return resp.null_array(client.protocol)
-        return blocking.block(client, COMMANDS["xreadgroup"], args, list(keys), blocking.GROUP,
-                              parsed.block, group=group_name, claim=parsed.claim)
-    client.server.dirty += 1
+        reply = blocking.block(client, COMMANDS["xreadgroup"], args, list(keys),
+                               blocking.GROUP, parsed.block, group=group_name,
+                               claim=parsed.claim)
+        if reply is None and propagating:
+            _persist_before_parking(client, args)
+        return reply
+    server.dirty += 1
     proto = client.protocol
     out = [b"*%d\r\n" % len(served) if proto == 2 else b"%%%d\r\n" % len(served)]
     for key, n, pieces in served:
@@ -435,6 +523,16 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     if proto != 2:
         reply = reply.replace(b"*-1\r\n", b"_\r\n")  # deleted entries' nil fields
     return reply
+
+
+def _persist_before_parking(client: Client, args: list[bytes]) -> None:
+    """Nothing persists a command that parks (the connection persists what replies), so what
+    this run changed before parking, a new consumer, is persisted here. Run again when
+    served, the read persists its own effects; this run leaves none behind for the next
+    command, or ([]) nothing more for the run that parked it again."""
+    if client.effects:
+        client.server.persist(client, args)
+    client.effects = [] if client.reprocessing else None
 
 
 COMMANDS["xreadgroup"].find_keys = streams.streams_key_positions
@@ -483,8 +581,9 @@ def xackdel(client: Client, args: list[bytes]) -> bytes:
             continue
         # Acknowledged: 1 once the entry is deleted (or already gone), 2 if ACKED keeps it.
         results.append(abs(streams.delete_with_policy(stream, entry_id, policy)))
-    client.db.modified(args[1])
-    client.server.dirty += 1
+    if len(results) != results.count(-1):  # something was acknowledged
+        client.db.modified(args[1])
+        client.server.dirty += 1
     return resp.array([resp.integer(n) for n in results])
 
 
@@ -691,6 +790,7 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
     now = now_ms()
     retrycount = -1
     delivery_time = -1
+    last_id = 0
     force = justid = False
     while j < len(args):
         more = len(args) - 1 - j
@@ -711,26 +811,36 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         elif opt == b"lastid" and more:
             j += 1
             last_id = parse_strict_id(args[j])
-            if last_id > group.last_id:
-                group.last_id = last_id
         else:
             raise CommandError(f"ERR Unrecognized XCLAIM option '{text(args[j])}'")
         j += 1
     if delivery_time == -1 or delivery_time < 0 or delivery_time > now:
         delivery_time = now  # a bogus time is not an error (clients' clocks differ)
+    # Applied once every option parsed, as Redis does: a request in error changes nothing.
+    moved = last_id > group.last_id
+    if moved:
+        group.last_id = last_id
+    propagating = client.server.propagating
+    if propagating:
+        suppress(client)  # persisted as the records it left (streamPropagateXCLAIM)
+    changed = moved
     if args[3] not in group.consumers:
         notify(client, STREAM, b"xgroup-createconsumer", args[1])
+        changed = True
+        if propagating:
+            propagate(client, _consumer_effect(args[1], group, args[3]))
     consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
     assert consumer is not None
     consumer.seen_time = now
     out: list[bytes] = []
-    changed = False
+    log: list[int] = []
     for entry_id in ids:
         record = group.pel.get(entry_id)
         if stream.get(entry_id) is None:
             if record is not None:  # the entry is gone: so is its PEL record
                 group.ack(entry_id)
                 changed = True
+                log.append(entry_id)
             continue
         if record is None:
             if not force:
@@ -744,9 +854,14 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
         _take(group, entry_id, consumer, delivery_time, delivery_count, not justid, retrycount)
         out.append(_claimed_entry(stream, entry_id, justid))
         changed = True
+        log.append(entry_id)
     if changed:
         client.db.modified(args[1])
         client.server.dirty += 1
+        if propagating:
+            _propagate_claims(client, args[1], group, args[3], log)
+            if moved:
+                propagate(client, _position_effect(args[1], group))
     return b"".join([b"*%d\r\n" % len(out), *out])
 
 
@@ -781,13 +896,20 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
     attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
     # The records it may look at, and the one after them (the next cursor).
     scan = list(islice(group.pel.records(start), attempts + 1))
-    if args[3] not in group.consumers:
+    propagating = client.server.propagating
+    if propagating:
+        suppress(client)  # persisted as the records it left (streamPropagateXCLAIM)
+    created = args[3] not in group.consumers
+    if created:
         notify(client, STREAM, b"xgroup-createconsumer", args[1])
+        if propagating:
+            propagate(client, _consumer_effect(args[1], group, args[3]))
     consumer = group.consumer(args[3], now)  # created even when nothing is claimed (7.2)
     assert consumer is not None
     consumer.seen_time = now
     out: list[bytes] = []
     deleted: list[int] = []
+    log: list[int] = []  # claimed and deleted ones alike, in the order they were met
     pos = 0
     while attempts and count and pos < len(scan):
         attempts -= 1
@@ -796,6 +918,7 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
         if stream.get(entry_id) is None:
             group.ack(entry_id)  # gone from the stream: dropped from the PEL, reported
             deleted.append(entry_id)
+            log.append(entry_id)
             count -= 1
             continue
         if min_idle and now - delivery_time < min_idle:
@@ -803,11 +926,14 @@ def xautoclaim(client: Client, args: list[bytes]) -> bytes:
         consumer.active_time = now
         _take(group, entry_id, consumer, now, delivery_count, not justid)
         out.append(_claimed_entry(stream, entry_id, justid))
+        log.append(entry_id)
         count -= 1
     cursor = format_id(scan[pos][0]) if pos < len(scan) else b"0-0"
-    if out or deleted:
+    if out or deleted or created:
         client.db.modified(args[1])
         client.server.dirty += 1
+        if propagating:
+            _propagate_claims(client, args[1], group, args[3], log)
     return b"".join([b"*3\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cursor), cursor, len(out)), *out,
                      resp.array_of_bulks(format_id(i) for i in deleted)])
 

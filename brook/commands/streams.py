@@ -29,6 +29,7 @@ from brook.commands.registry import (
 from brook.commands.stream_args import (
     ACKED,
     DELREF,
+    KEEPREF,
     REF_POLICIES,
     TrimArgs,
     parse_ids,
@@ -38,6 +39,8 @@ from brook.commands.stream_args import (
 )
 from brook.keyspace import now_ms
 from brook.notify import STREAM, notify
+from brook.persistence.aof import encode_xadd
+from brook.persistence.effects import PERSISTED, propagate
 from brook.protocol import resp
 from brook.types.groups import drop_references, drop_references_below, referenced
 from brook.types.idmp import Idmp, content_iid
@@ -106,33 +109,57 @@ def _entry_value(entry: tuple[int, list[bytes]]) -> list[object]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _trim(stream: Stream, parsed: TrimArgs) -> int:
-    """Apply a parsed MAXLEN/MINID with its reference policy; returns the entries removed."""
+def _exact_spec(parsed: TrimArgs) -> list[bytes]:
+    """An exact MAXLEN/MINID as the arguments that request it."""
+    if parsed.strategy == "maxlen":
+        return [b"MAXLEN", b"=", b"%d" % parsed.maxlen]
+    return [b"MINID", b"=", format_id(parsed.minid)]
+
+
+def _trim(stream: Stream, parsed: TrimArgs, exact: list[bytes] | None = None) -> int:
+    """Apply a parsed MAXLEN/MINID with its reference policy; returns the entries removed.
+
+    ``exact`` (persistence on, approximate trim that removed something) receives the exact
+    MAXLEN/MINID that removes the same entries on replay, where node boundaries, LIMIT and
+    the node-size settings may differ (Redis's streamRewriteTrimArgument)."""
     if parsed.ref_policy == ACKED and stream.groups:
-        return _trim_acked(stream, parsed)
+        return _trim_acked(stream, parsed, exact)
     if parsed.strategy == "maxlen":
         removed = stream.trim_maxlen(parsed.maxlen, parsed.approx, parsed.limit)
     else:
         removed = stream.trim_minid(parsed.minid, parsed.approx, parsed.limit)
     if removed and parsed.ref_policy == DELREF and stream.groups:
         drop_references_below(stream, stream.first_id() if stream.length else MAX_ID)
+    if exact is not None and removed:
+        if parsed.strategy == "maxlen" or not stream.length:
+            exact += [b"MAXLEN", b"=", b"%d" % stream.length]
+        else:
+            exact += [b"MINID", b"=", format_id(stream.first_id())]
     return removed
 
 
-def _trim_acked(stream: Stream, parsed: TrimArgs) -> int:
+def _trim_acked(stream: Stream, parsed: TrimArgs, exact: list[bytes] | None = None) -> int:
     """ACKED trimming: of the entries the strategy would remove, only those no group still
-    needs go, one by one (whole nodes do not matter here); LIMIT still bounds the work."""
+    needs go, one by one (whole nodes do not matter here); LIMIT still bounds the work.
+    The exact form of a trim that LIMIT stopped is MINID at the first entry not looked at."""
     if parsed.strategy == "maxlen":
         candidates = stream.range(0, MAX_ID, max(stream.length - parsed.maxlen, 0))
     else:
         candidates = stream.range(0, parsed.minid - 1) if parsed.minid else []
     removed = 0
+    stopped_at = None
     for entry_id, _row in candidates:
         if parsed.limit and removed >= parsed.limit:
+            stopped_at = entry_id
             break
         if not referenced(stream, entry_id):
             stream.delete(entry_id, count_as_deleted=False)
             removed += 1
+    if exact is not None and removed:
+        if stopped_at is None:
+            exact += _exact_spec(parsed)
+        else:
+            exact += [b"MINID", b"=", format_id(stopped_at)]
     return removed
 
 
@@ -181,8 +208,40 @@ def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
     stream = _stream_for_xadd(client, key, False)
     assert stream is not None
     entry_id = _next_auto_id(client, stream.last_id)
+    fields = args[3:]
+    _store(client, stream, entry_id, fields)
+    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+    db = client.db
+    server = client.server
+    if server.propagating:  # persisted with the ID it got, encoded here: the hottest write
+        server.aof.feed_encoded(db.index, encode_xadd(key, sid, fields))  # type: ignore[union-attr]
+        client.effects = PERSISTED
+    if db.watchers or db.field_indexes:
+        db.modified(key)
+    if db.blocking:
+        db.signal_ready(key)
+    notify(client, STREAM, b"xadd", key)
+    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+
+
+def _xadd_explicit(client: Client, args: list[bytes]) -> bytes | None:
+    """``XADD key ms-seq field value ...`` with a complete ID above the stream's last one;
+    None for anything else (incomplete or invalid IDs, errors), which the general path
+    handles with Redis's replies. Written as sent, so nothing to persist specially."""
+    ms, dash, seq = args[2].partition(b"-")
+    if not dash or not ms.isdigit() or not seq.isdigit():
+        return None
+    high, low = int(ms), int(seq)
+    if high > _MASK64 or low > _MASK64:
+        return None
+    entry_id = high << 64 | low
+    key = args[1]
+    stream = client.db.data.get(key)
+    if type(stream) is not Stream or client.db.expires or entry_id <= stream.last_id:
+        return None
     _store(client, stream, entry_id, args[3:])
     db = client.db
+    db.access[key] = db.keyspace.lru_clock
     if db.watchers or db.field_indexes:
         db.modified(key)
     if db.blocking:
@@ -202,10 +261,15 @@ def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
     "[MAXLEN | MINID [= | ~] threshold [LIMIT count]] * | id field value [field value ...]",
 )
 def xadd(client: Client, args: list[bytes]) -> bytes:
-    if args[2] == b"*" and len(args) & 1:
-        return _xadd_auto(client, args)
-    config = client.server.config
-    parsed = parse_trim_args(args, True, config.stream_node_max_entries)
+    if len(args) & 1:
+        if args[2] == b"*":
+            return _xadd_auto(client, args)
+        if args[2][:1].isdigit():  # an ID, no options: what the AOF replays by the million
+            reply = _xadd_explicit(client, args)
+            if reply is not None:
+                return reply
+    server = client.server
+    parsed = parse_trim_args(args, True, server.config.stream_node_max_entries, server.loading)
     field_pos = parsed.id_index + 1
     nfields = len(args) - field_pos
     if nfields < 2 or nfields & 1:
@@ -221,9 +285,19 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     iid = None
     if parsed.idmp_pid is not None:
         iid = parsed.idmp_iid if parsed.idmp_iid is not None else content_iid(fields)
-        found = _idmp_of(client, stream).find(parsed.idmp_pid, iid, now_ms())
-        if found is not None:
-            return _id_reply(found)
+        idmp = _idmp_of(client, stream)
+        if parsed.id_given:
+            # Only when replaying the AOF: a duplicate is persisted with the ID it answered.
+            if idmp.lookup(parsed.idmp_pid, iid) == parsed.entry_id:
+                idmp.duplicates += 1
+                return _id_reply(parsed.entry_id)
+        else:
+            found = idmp.find(parsed.idmp_pid, iid, now_ms())
+            if found is not None:
+                if server.propagating:  # iids-duplicates moved: replay counts it again
+                    propagate(client, [b"XADD", key, b"IDMP", parsed.idmp_pid, iid,
+                                       format_id(found), *fields])
+                return _id_reply(found)
 
     if not parsed.id_given:
         entry_id = _next_auto_id(client, last_id)
@@ -239,8 +313,15 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
                            "stream top item")
     _store(client, stream, entry_id, fields)
     if iid is not None:
-        _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id, now_ms())  # type: ignore[arg-type]
-    trimmed = _trim(stream, parsed) if parsed.strategy is not None else 0
+        # Remembered from the entry's millisecond (never later than now), which the
+        # persisted ID carries: a replay restores when each idempotent ID expires.
+        _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id,  # type: ignore[arg-type]
+                                        min(entry_id >> 64, now_ms()))
+    exact = [] if parsed.approx and server.propagating else None
+    trimmed = _trim(stream, parsed, exact) if parsed.strategy is not None else 0
+    if server.propagating and (not parsed.id_given or not parsed.seq_given or parsed.approx
+                               or iid is not None):
+        _propagate_xadd(client, parsed, key, entry_id, iid, exact, fields)
     db = client.db
     if db.watchers or db.field_indexes:
         db.modified(key)
@@ -250,6 +331,25 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     if trimmed:
         notify(client, STREAM, b"xtrim", key)
     return _id_reply(entry_id)
+
+
+def _propagate_xadd(client: Client, parsed: TrimArgs, key: bytes, entry_id: int,
+                    iid: bytes | None, exact: list[bytes] | None, fields: list[bytes]) -> None:
+    """Persist an XADD that would not replay as sent: the ID it got, an approximate trim as
+    the exact one it amounted to (none when it removed nothing), IDMPAUTO as IDMP with the
+    computed idempotent ID (explicit IDs with IDMP are accepted from the AOF only)."""
+    effect = [b"XADD", key]
+    if parsed.nomkstream:
+        effect.append(b"NOMKSTREAM")
+    if parsed.ref_policy != KEEPREF:
+        effect.append(parsed.ref_policy.upper().encode())
+    if iid is not None:
+        effect += [b"IDMP", parsed.idmp_pid, iid]  # type: ignore[list-item]
+    if parsed.strategy is not None:
+        effect += exact if exact is not None else _exact_spec(parsed)
+    effect.append(format_id(entry_id))
+    effect += fields
+    propagate(client, effect)
 
 
 @command(
@@ -266,11 +366,17 @@ def xtrim(client: Client, args: list[bytes]) -> bytes:
     stream = write_stream(db, args[1])
     if stream is None:
         return resp.ZERO
-    removed = _trim(stream, parsed)
+    exact = [] if parsed.approx and client.server.propagating else None
+    removed = _trim(stream, parsed, exact)
     if removed:
         db.modified(args[1])
         notify(client, STREAM, b"xtrim", args[1])
         client.server.dirty += removed
+        if exact is not None:  # approximate: persisted as the exact trim it amounted to
+            effect = [b"XTRIM", args[1], *exact]
+            if parsed.ref_policy != KEEPREF:
+                effect.append(parsed.ref_policy.upper().encode())
+            propagate(client, effect)
     return resp.integer(removed)
 
 
@@ -343,6 +449,11 @@ def parse_delete_args(args: list[bytes], pos: int) -> tuple[str | None, list[int
     return policy, parse_ids(id_args)
 
 
+def _pending_total(stream: Stream) -> int:
+    """Pending entries over all the groups of a stream."""
+    return sum(len(group.pel) for group in (stream.groups or {}).values())
+
+
 @command(
     "xdelex", arity=-5, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
     group="stream", since="8.2.0",
@@ -357,12 +468,17 @@ def xdelex(client: Client, args: list[bytes]) -> bytes:
     stream = write_stream(db, args[1])
     if stream is None:
         return resp.array([resp.integer(-1)] * len(ids))
+    # DELREF may clear PEL references even when no entry goes: that is a change too.
+    pending = _pending_total(stream) if policy == DELREF and stream.groups else 0
     results = [delete_with_policy(stream, entry_id, policy) for entry_id in ids]
     deleted = results.count(1)
     if deleted:
         db.modified(args[1])
         notify(client, STREAM, b"xdel", args[1])
         client.server.dirty += deleted
+    elif pending and _pending_total(stream) != pending:
+        db.modified(args[1])
+        client.server.dirty += 1
     return resp.array([resp.integer(n) for n in results])
 
 
@@ -445,9 +561,10 @@ def xcfgset(client: Client, args: list[bytes]) -> bytes:
     stream = write_stream(db, args[1])
     if stream is None:
         raise CommandError(NO_SUCH_KEY)
-    _idmp_of(client, stream).configure(duration, maxsize)
-    db.modified(args[1])
-    client.server.dirty += 1
+    created = stream.idmp is None  # the stream now keeps its own settings
+    if _idmp_of(client, stream).configure(duration, maxsize) or created:
+        db.modified(args[1])
+        client.server.dirty += 1
     return resp.OK
 
 

@@ -30,8 +30,9 @@ from brook.commands.registry import (
     CommandError,
     command,
 )
-from brook.keyspace import now_ms
+from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, STRING, notify
+from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
@@ -90,7 +91,7 @@ def _forget_ttl(db: Database, key: bytes) -> None:
     """Drop a key's TTL before overwriting it; a TTL already due counts as an expiry, as
     Redis's lookupKeyWrite expires the old key before SET replaces it."""
     deadline = db.expires.pop(key, None)
-    if deadline is not None and deadline <= now_ms():
+    if deadline is not None and deadline <= expiry_now():
         db.keyspace.expired_keys += 1
 
 
@@ -109,7 +110,7 @@ def get(client: Client, args: list[bytes]) -> bytes:
     value = db.data.get(key)
     if value is not None and db.expires:
         deadline = db.expires.get(key)
-        if deadline is not None and deadline <= now_ms():
+        if deadline is not None and deadline <= expiry_now():
             db.expire_key(key)
             value = None
     keyspace = db.keyspace
@@ -239,6 +240,8 @@ def _set_with_options(client: Client, args: list[bytes]) -> bytes:
     if deadline is not None:
         db.set_expire(key, deadline)
         notify(client, GENERIC, b"expire", key)
+        # A relative or absolute expiry persists as the absolute time (replay comes later).
+        propagate(client, [b"SET", key, args[2], b"PXAT", b"%d" % deadline])
     client.server.dirty += 1
     return reply
 
@@ -268,6 +271,7 @@ def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) 
     db.set_expire(key, deadline)
     notify(client, STRING, b"set", key)
     notify(client, GENERIC, b"expire", key)
+    propagate(client, [b"SET", key, args[3], b"PXAT", b"%d" % deadline])
     client.server.dirty += 1
     return OK
 
@@ -342,12 +346,14 @@ def getex(client: Client, args: list[bytes]) -> bytes:
     reply = resp.bulk(value)
     if expire is not None:
         deadline = expire_deadline(expire, flags, "getex")
-        if not flags & _RELATIVE and deadline <= now_ms():
+        if not flags & _RELATIVE and deadline <= expiry_now():
             db.delete(key)  # an absolute time already past deletes the key at once
             notify(client, GENERIC, b"del", key)
+            propagate(client, [b"DEL", key])
         else:
             db.set_expire(key, deadline)
             notify(client, GENERIC, b"expire", key)
+            propagate(client, [b"PEXPIREAT", key, b"%d" % deadline])
         client.server.dirty += 1
     elif flags & _PERSIST and db.persist(key):
         notify(client, GENERIC, b"persist", key)
@@ -472,7 +478,7 @@ def incr(client: Client, args: list[bytes]) -> bytes:
     value = db.data.get(key)
     if value is not None and db.expires:
         deadline = db.expires.get(key)
-        if deadline is not None and deadline <= now_ms():
+        if deadline is not None and deadline <= expiry_now():
             db.expire_key(key)
             value = None
     if value is None:
@@ -575,6 +581,8 @@ def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
     db.access[key] = db.keyspace.lru_clock
     db.modified(key)
     notify(client, STRING, b"incrbyfloat", key)
+    # The result, not the addition: replay must not depend on float arithmetic (as Redis).
+    propagate(client, [b"SET", key, text, b"KEEPTTL"])
     client.server.dirty += 1
     return resp.bulk(text)
 

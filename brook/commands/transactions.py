@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook.commands.registry import CommandError, command
+from brook.persistence.effects import suppress
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -83,10 +84,16 @@ def exec_(client: Client, args: list[bytes]) -> bytes:
     client.multi_queue = []
     client.unwatch_all()  # as Redis: the keys are released before the commands run
     client.in_exec = True  # blocking commands reply at once instead of parking
+    aof = client.server.aof
+    if aof is not None:
+        aof.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
     try:
         replies = [client.call(cmd, request) for cmd, request in queue]
     finally:
         client.in_exec = False
+        if aof is not None:
+            aof.end_transaction()
+    suppress(client)  # EXEC itself is not persisted: its commands' effects were
     _leave_multi(client)
     return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]
 

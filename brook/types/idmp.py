@@ -65,16 +65,27 @@ class Idmp:
         self.duplicates += 1
         return found[0]
 
+    def lookup(self, pid: bytes, iid: bytes) -> int | None:
+        """The entry ID recorded for (pid, iid), expired or not, without counting anything:
+        replaying the AOF tells a persisted duplicate from an addition with it."""
+        seen = self.producers.get(pid)
+        found = seen.get(iid) if seen is not None else None
+        return found[0] if found is not None else None
+
     def record(self, pid: bytes, iid: bytes, entry_id: int, now_ms: int) -> None:
-        """Remember that (pid, iid) created ``entry_id``."""
+        """Remember that (pid, iid) created ``entry_id``. A stale record of the pair (expired
+        but not yet dropped, as during an AOF replay, which expires nothing) goes first, so the
+        pair takes its place among the newest as it did when the IDs were dropped lazily."""
         seen = self.producers.setdefault(pid, {})
+        seen.pop(iid, None)
         seen[iid] = (entry_id, now_ms)
         while len(seen) > self.maxsize:
             del seen[next(iter(seen))]
         self.added += 1
 
-    def configure(self, duration: int | None, maxsize: int | None) -> None:
-        """XCFGSET: a changed value forgets every producer's history (counters stay)."""
+    def configure(self, duration: int | None, maxsize: int | None) -> bool:
+        """XCFGSET: a changed value forgets every producer's history (counters stay).
+        Returns whether anything changed."""
         changed = False
         if duration is not None and duration != self.duration:
             self.duration = duration
@@ -84,6 +95,7 @@ class Idmp:
             changed = True
         if changed:
             self.producers.clear()
+        return changed
 
     def tracked(self, now_ms: int) -> tuple[int, int]:
         """(producers tracked, idempotent IDs tracked), after expiring old IDs."""

@@ -1,0 +1,1 @@
+"""Durability: the append-only file, snapshots and their loading."""

@@ -1,0 +1,220 @@
+"""The append-only file: every change, as RESP commands, written before the reply goes out.
+
+Redis's model (aof.c): commands append their effects to a buffer while they run; before any
+reply of the event-loop turn is sent, the buffer is written to the file, and with
+``appendfsync always`` fsynced too, so an acknowledged write is on disk. With ``everysec`` the
+write happens at the same point and a background thread fsyncs at most once a second, so a
+crash loses at most about one second of acknowledged writes and the event loop never waits for
+the disk; ``no`` leaves the flushing to the kernel.
+
+The file is a plain stream of RESP arrays (Redis's pre-7 single-file layout), with ``SELECT``
+whenever the database changes, so ``redis-check-aof`` reads it and a truncated tail is easy to
+find. While a rewrite runs, the same bytes also go to the rewrite buffer, which is appended to
+the rewritten file before it replaces the old one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable
+
+__all__ = ["AppendOnlyFile", "encode_command", "encode_commands", "encode_xadd"]
+
+_CRLF = b"\r\n"
+_ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
+_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
+_SELECTS: dict[int, bytes] = {}
+
+
+def encode_command(argv: list[bytes]) -> bytes:
+    """One command as a RESP array of bulk strings (what a client sends)."""
+    parts = [_ARRAY_HEADERS[len(argv)] if len(argv) < 64 else b"*%d\r\n" % len(argv)]
+    _encode_into(parts, argv)
+    return b"".join(parts)
+
+
+def _encode_into(parts: list[bytes], args: list[bytes]) -> None:
+    """Append the bulk strings of ``args`` to ``parts`` (the cheapest form measured: one
+    ``+=`` of a tuple per argument; slice tricks and ``%`` templates cost more)."""
+    headers = _BULK_HEADERS
+    for arg in args:
+        size = len(arg)
+        parts += (headers[size] if size < 1024 else b"$%d\r\n" % size, arg, _CRLF)
+
+
+def encode_xadd(key: bytes, entry_id: bytes, fields: list[bytes]) -> bytes:
+    """``XADD key <id> field value ...``: the hottest effect, encoded without building its
+    argument list first."""
+    count = 3 + len(fields)
+    size = len(key)
+    parts = [
+        _ARRAY_HEADERS[count] if count < 64 else b"*%d\r\n" % count,
+        b"$4\r\nXADD\r\n",
+        _BULK_HEADERS[size] if size < 1024 else b"$%d\r\n" % size, key, _CRLF,
+        _BULK_HEADERS[len(entry_id)], entry_id, _CRLF,
+    ]
+    headers = _BULK_HEADERS
+    for arg in fields:  # _encode_into, inlined
+        size = len(arg)
+        parts += (headers[size] if size < 1024 else b"$%d\r\n" % size, arg, _CRLF)
+    return b"".join(parts)
+
+
+def encode_commands(commands: Iterable[list[bytes]]) -> bytes:
+    """Several commands, back to back."""
+    return b"".join(map(encode_command, commands))
+
+
+def select_command(db_index: int) -> bytes:
+    encoded = _SELECTS.get(db_index)
+    if encoded is None:
+        encoded = _SELECTS[db_index] = encode_command([b"SELECT", str(db_index).encode()])
+    return encoded
+
+
+class AppendOnlyFile:
+    """The open AOF: a buffer of encoded commands, written and fsynced by policy."""
+
+    def __init__(self, path: str, fsync_policy: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.size = os.fstat(self.fd).st_size  # bytes written so far (INFO aof_current_size)
+        self.base_size = self.size  # size after the last rewrite (auto-rewrite growth base)
+        self.fsync_policy = fsync_policy
+        self.buffer: list[bytes] = []
+        self.selected_db = -1  # the database the file's last SELECT chose (-1: none yet)
+        # Commands accepted while a rewrite child runs: appended to its file before the swap.
+        self.rewrite_buffer: list[bytes] | None = None
+        self.transaction: list[bytes] | None = None  # effects of the EXEC being run
+        self.last_write_ok = True
+        self.last_write_error = ""
+        self.written_unsynced = False  # written since the last fsync began
+        self.last_fsync = time.monotonic()
+        self.fsync_thread: threading.Thread | None = None
+        self.delayed_fsyncs = 0  # INFO aof_delayed_fsync
+
+    # -- feeding ----------------------------------------------------------------------------
+
+    def feed(self, db_index: int, commands: Iterable[list[bytes]]) -> None:
+        """Append the effects of one command run in database ``db_index``."""
+        target = self.transaction if self.transaction is not None else self.buffer
+        if db_index != self.selected_db:
+            target.append(select_command(db_index))
+            self.selected_db = db_index
+        for argv in commands:
+            target.append(encode_command(argv))
+
+    def feed_encoded(self, db_index: int, payload: bytes) -> None:
+        """Append one command a hot path encoded itself (see ``encode_xadd``)."""
+        target = self.transaction if self.transaction is not None else self.buffer
+        if db_index != self.selected_db:
+            target.append(select_command(db_index))
+            self.selected_db = db_index
+        target.append(payload)
+
+    def begin_transaction(self) -> None:
+        """EXEC starts: its effects are collected, then written as one MULTI ... EXEC."""
+        self.transaction = []
+
+    def end_transaction(self) -> None:
+        effects = self.transaction
+        self.transaction = None
+        if not effects:
+            return
+        commands = sum(1 for part in effects if not part.startswith(b"*2\r\n$6\r\nSELECT"))
+        if commands > 1:
+            self.buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+            self.buffer.extend(effects)
+            self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        else:
+            self.buffer.extend(effects)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def flush(self) -> bool:
+        """Write the buffer (before any reply of this turn goes out); with ``always`` also
+        fsync. False when the write failed (the data stays buffered for the next try)."""
+        buffer = self.buffer
+        if not buffer:
+            return True
+        payload = b"".join(buffer) if len(buffer) > 1 else buffer[0]
+        buffer.clear()
+        if self.rewrite_buffer is not None:
+            self.rewrite_buffer.append(payload)
+        try:
+            view = memoryview(payload)
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+                self.size += written
+        except OSError as err:
+            # Keep what was not written: it goes out with the next flush.
+            buffer.append(bytes(view))
+            self.last_write_ok = False
+            self.last_write_error = err.strerror or str(err)
+            return False
+        self.last_write_ok = True
+        if self.fsync_policy == "always":
+            os.fsync(self.fd)
+            self.last_fsync = time.monotonic()
+        else:
+            self.written_unsynced = True
+        return True
+
+    def tick(self) -> None:
+        """Once per cron tick: ``everysec`` starts a background fsync when a second passed."""
+        if self.fsync_policy != "everysec" or not self.written_unsynced:
+            return
+        now = time.monotonic()
+        if now - self.last_fsync < 1.0:
+            return
+        running = self.fsync_thread
+        if running is not None and running.is_alive():
+            self.delayed_fsyncs += 1  # the disk is slower than a second: wait for it
+            return
+        self.written_unsynced = False
+        self.last_fsync = now
+        thread = threading.Thread(target=self._fsync_quietly, name="aof-fsync", daemon=True)
+        self.fsync_thread = thread
+        thread.start()
+
+    def _fsync_quietly(self) -> None:
+        try:
+            os.fsync(self.fd)
+        except OSError as err:
+            self.last_write_ok = False
+            self.last_write_error = err.strerror or str(err)
+
+    def sync(self) -> None:
+        """Write what is buffered and fsync now (shutdown, before a rewrite swap)."""
+        self.flush()
+        running = self.fsync_thread
+        if running is not None:
+            running.join()
+        os.fsync(self.fd)
+        self.written_unsynced = False
+        self.last_fsync = time.monotonic()
+
+    def fsync_pending(self) -> bool:
+        """INFO aof_pending_bio_fsync."""
+        running = self.fsync_thread
+        return running is not None and running.is_alive()
+
+    def close(self) -> None:
+        self.sync()
+        os.close(self.fd)
+        self.fd = -1
+
+    def reopen(self, path: str) -> None:
+        """Switch to ``path`` (a rewritten file renamed over the old one)."""
+        old = self.fd
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.path = path
+        self.size = self.base_size = os.fstat(self.fd).st_size
+        self.selected_db = -1
+        running = self.fsync_thread
+        if running is not None:
+            running.join()
+        os.close(old)
