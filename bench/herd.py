@@ -46,13 +46,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import selectors
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -397,26 +394,13 @@ def table(runs: list[HerdRun], servers: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def machine_description() -> str:
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    version = subprocess.run(["redis-server", "--version"], capture_output=True,
-                             text=True).stdout.split()[2].removeprefix("v=")
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"redis-server {version}")
-
-
 def report(runs: list[HerdRun], servers: tuple[str, ...], entries: int, repeat: int,
            json_path: str | None) -> bool:
     """Prints the table (and writes ``json_path``); True if every run passed its checks."""
     print()
-    print(f"Machine: {machine_description()}")
+    from bench import run as harness  # here: bench.run imports this module for --suite herd
+
+    print(f"Machine: {harness.machine_description(clients=None)}")
     print(f"{entries:,} entries, one XADD at a time; N consumers parked on XREADGROUP ... "
           f"COUNT 1 BLOCK 0, re-parked after each delivery; server CPU (INFO cpu) per entry, "
           f"median of {repeat} run{'s' if repeat > 1 else ''}.")
@@ -447,10 +431,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="runs per size and server (alternating); the table shows medians")
     parser.add_argument("--json", help="write the medians and every run's figures to this file")
     options = parser.parse_args(argv)
-    names = options.servers.split(",")
-    servers = tuple(name for name in harness.SERVERS if name in names)
-    if not servers or set(names) - set(harness.SERVERS):
-        sys.exit(f"--servers takes a comma-separated subset of {','.join(harness.SERVERS)}")
+    servers = harness.parse_servers(options.servers)
     sizes = [int(size) for size in options.sizes.split(",")]
     limit = raise_fd_limit()
     if max(sizes) + 64 > limit:

@@ -275,10 +275,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="brook,redis (default), or one of them alone")
     parser.add_argument("--json", help="write the medians and every run to this file")
     options = parser.parse_args(argv)
-    names = options.servers.split(",")
-    servers = tuple(name for name in harness.SERVERS if name in names)
-    if not servers or set(names) - set(harness.SERVERS):
-        sys.exit(f"--servers takes a comma-separated subset of {','.join(harness.SERVERS)}")
+    servers = harness.parse_servers(options.servers)
     with tempfile.TemporaryDirectory() as workdir:
         runs = run_fanout(servers, Path(workdir), options.repeat, options.subscribers,
                           options.depth, options.size, options.seconds)

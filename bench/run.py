@@ -153,7 +153,17 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
     raise RuntimeError(f"no result for {test} in: {result.stdout!r} {result.stderr!r}")
 
 
-def machine_description() -> str:
+def parse_servers(text: str) -> tuple[str, ...]:
+    """``--servers``: a comma-separated subset of SERVERS, in SERVERS order; exits otherwise."""
+    names = text.split(",")
+    servers = tuple(name for name in SERVERS if name in names)
+    if not servers or set(names) - set(SERVERS):
+        sys.exit(f"--servers takes a comma-separated subset of {','.join(SERVERS)}")
+    return servers
+
+
+def machine_description(clients: int | None = CLIENTS) -> str:
+    """The machine, Python and Redis versions (and the redis-benchmark client count)."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -165,10 +175,9 @@ def machine_description() -> str:
     redis_version = subprocess.run(
         ["redis-server", "--version"], capture_output=True, text=True
     ).stdout.split()[2]
-    return (
-        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"redis-server {redis_version.removeprefix('v=')}, {CLIENTS} clients"
-    )
+    description = (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+                   f"redis-server {redis_version.removeprefix('v=')}")
+    return description if clients is None else f"{description}, {clients} clients"
 
 
 def main() -> None:

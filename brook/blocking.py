@@ -269,8 +269,7 @@ class Blocking:
             reply = server.internal_error(cmd, err)
         finally:
             client.reprocessing = False
-        if server.propagating and (server.dirty != dirty or client.effects is not None):
-            server.persist(client, waiter.args)
+        server.persist_if_changed(client, waiter.args, dirty)
         if reply is None:
             return False
         cmd.calls += 1

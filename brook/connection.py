@@ -480,7 +480,7 @@ class Client(asyncio.Protocol):
     def flush(self) -> None:
         server = self.server
         aof = server.aof
-        if aof is not None and aof.buffer and aof.last_write_ok:
+        if aof is not None and aof.buffer and not server.aof_write_failed:
             # What this turn changed goes to the AOF before any reply; the server writes it
             # once for every client of the turn, then sends their replies (group commit).
             server.defer_flush(self)
@@ -594,7 +594,7 @@ class Client(asyncio.Protocol):
         if self.no_touch and not cmd.is_write and cmd.name != "touch":
             access = self.db.access
             saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
-        dirty = server.dirty if server.propagating else -1
+        dirty = server.dirty
         started = _perf()
         try:
             reply = cmd.handler(self, args)  # type: ignore[misc]
@@ -603,8 +603,8 @@ class Client(asyncio.Protocol):
         except Exception as err:
             reply = server.internal_error(cmd, err)
         elapsed = _perf() - started
-        if dirty >= 0 and reply is not None and (server.dirty != dirty or self.effects is not None):
-            server.persist(self, args)
+        if reply is not None:
+            server.persist_if_changed(self, args, dirty)
         if saved_access is not None:
             self.db.restore_access(saved_access)
         if reply is None:

@@ -524,6 +524,19 @@ class Server:
 
     # -- durability -------------------------------------------------------------------------
 
+    def attach_aof(self, aof: AppendOnlyFile | None) -> None:
+        """Open (or, with None, close) the AOF: ``propagating`` follows it, so that commands
+        read one attribute to know whether to build their effects."""
+        self.aof = aof
+        self.propagating = aof is not None
+        self.check_aof_status()
+
+    def persist_if_changed(self, client: Client, request: list[bytes], dirty: int) -> None:
+        """After a command off the hot path (the general path, a parked client served later):
+        persist it when it changed something since ``server.dirty`` was ``dirty``."""
+        if self.propagating and (self.dirty != dirty or client.effects is not None):
+            self.persist(client, request)
+
     def persist(self, client: Client, request: list[bytes]) -> None:
         """Record what a command changed: its declared effects, else the request itself."""
         effects = client.effects
@@ -563,19 +576,27 @@ class Server:
         aof = self.aof
         if aof is None:
             return
-        ok = aof.flush()
-        if not ok and aof.fsync_policy == "always":
+        if not aof.flush() and aof.fsync_policy == "always":
             # Redis exits here: a write it cannot persist must not be acknowledged.
             self.log("warning", "Can't persist to the AOF with appendfsync always: "
                      f"{aof.last_write_error}. Exiting...")
             os._exit(1)
-        if ok == self.aof_write_failed:  # the state changed
-            self.aof_write_failed = not ok
-            self.log("warning" if not ok else "notice",
-                     f"Error writing to the AOF file: {aof.last_write_error}" if not ok
-                     else "AOF write error looks solved, Brook can write again.")
-            for client in self.clients.values():
-                client.refresh_mode()
+        self.check_aof_status()
+
+    def check_aof_status(self) -> None:
+        """Follow the AOF's last write or background fsync: while it fails, clients take the
+        general path, where writes get MISCONF (Redis's aof_last_write_status)."""
+        aof = self.aof
+        failed = aof is not None and not aof.last_write_ok
+        if failed == self.aof_write_failed:
+            return
+        self.aof_write_failed = failed
+        if failed:
+            self.log("warning", f"Error writing to the AOF file: {aof.last_write_error}")  # type: ignore[union-attr]
+        else:
+            self.log("notice", "AOF write error looks solved, Brook can write again.")
+        for client in self.clients.values():
+            client.refresh_mode()
 
     def _expired(self, db: Database, key: bytes) -> None:
         """A key expired: the keyspace event, and a DEL in the AOF (replay must agree)."""

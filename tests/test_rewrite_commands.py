@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from brook.config import Config
 from brook.connection import Client
-from brook.persistence.rewrite import ITEMS_PER_CMD, encode_resp, rewrite_commands
+from brook.persistence.aof import encode_command
+from brook.persistence.rewrite import ITEMS_PER_CMD, rewrite_commands
 from brook.server import Server
 
 T0 = 1_700_000_000.0  # the frozen clock's start (s)
@@ -410,7 +411,7 @@ def test_redis_check_aof_accepts_the_rewrite(clock: Clock, tmp_path: Path) -> No
     path = tmp_path / "rewrite.aof"
     with path.open("wb") as out:
         for command in rewrite_commands(source.server.keyspace):
-            out.write(encode_resp(command))
+            out.write(encode_command(command))
     result = subprocess.run([tool, str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "is valid" in result.stdout

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-__all__ = ["AppendOnlyFile", "encode_command", "encode_commands", "encode_xadd"]
+__all__ = ["AppendOnlyFile", "encode_command", "encode_xadd"]
 
 _CRLF = b"\r\n"
 _ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
@@ -60,11 +60,6 @@ def encode_xadd(key: bytes, entry_id: bytes, fields: list[bytes]) -> bytes:
         size = len(arg)
         parts += (headers[size] if size < 1024 else b"$%d\r\n" % size, arg, _CRLF)
     return b"".join(parts)
-
-
-def encode_commands(commands: Iterable[list[bytes]]) -> bytes:
-    """Several commands, back to back."""
-    return b"".join(map(encode_command, commands))
 
 
 def select_command(db_index: int) -> bytes:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 import hiredis
 
 from brook.commands.registry import Command, CommandError
+from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
     from brook.connection import Client
@@ -60,14 +61,10 @@ def valid_prefix(data: bytes, limit: int = -1, start: int = 0) -> tuple[int, int
         start = pos
         if data[pos] != 0x2A:  # '*'
             return commands, start, f"expected '*', got {data[pos:pos + 1]!r}"
-        newline = data.find(b"\r\n", pos)
+        count, newline = _length_line(data, pos)
         if newline < 0:
             return commands, start, "truncated"
-        try:
-            count = int(data[pos + 1:newline])
-        except ValueError:
-            return commands, start, "invalid array length"
-        if count < 1:
+        if count is None or count < 1:
             return commands, start, "invalid array length"
         pos = newline + 2
         for _ in range(count):
@@ -75,14 +72,10 @@ def valid_prefix(data: bytes, limit: int = -1, start: int = 0) -> tuple[int, int
                 return commands, start, "truncated"
             if data[pos] != 0x24:  # '$'
                 return commands, start, f"expected '$', got {data[pos:pos + 1]!r}"
-            newline = data.find(b"\r\n", pos)
+            size, newline = _length_line(data, pos)
             if newline < 0:
                 return commands, start, "truncated"
-            try:
-                size = int(data[pos + 1:newline])
-            except ValueError:
-                return commands, start, "invalid bulk length"
-            if size < 0:
+            if size is None or size < 0:
                 return commands, start, "invalid bulk length"
             pos = newline + 2 + size
             if pos + 2 > end:
@@ -92,6 +85,15 @@ def valid_prefix(data: bytes, limit: int = -1, start: int = 0) -> tuple[int, int
             pos += 2
         commands += 1
     return commands, pos, None
+
+
+def _length_line(data: bytes, pos: int) -> tuple[int | None, int]:
+    """The number of the ``*n`` / ``$n`` line at ``pos`` (None when it is not one, read
+    strictly as the request parser reads it) and where the line ends (-1: no CRLF yet)."""
+    newline = data.find(b"\r\n", pos)
+    if newline < 0:
+        return None, -1
+    return parse_strict_int(data[pos + 1:newline]), newline
 
 
 class _Replayer:
@@ -256,8 +258,3 @@ def _bad_format(path: str, offset: int, reason: str | None = None) -> str:
         "make a backup of your AOF file, then use brook-check-aof --fix <filename> only if "
         "the damage is a truncated tail"
     )
-
-
-def replay_client(server: Server) -> Client:
-    """A detached client for running commands outside any connection (DEBUG RELOAD)."""
-    return _Replayer(server).client

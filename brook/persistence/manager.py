@@ -145,8 +145,7 @@ class Persistence:
 
     def open_aof(self, path: str) -> None:
         server = self.server
-        server.aof = AppendOnlyFile(path, server.config.appendfsync)
-        server.propagating = True
+        server.attach_aof(AppendOnlyFile(path, server.config.appendfsync))
 
     def enable_aof(self) -> None:
         """Start an AOF that holds the current dataset (start-up with no AOF yet, CONFIG SET
@@ -166,8 +165,7 @@ class Persistence:
         aof = server.aof
         if aof is not None:
             aof.close()
-        server.aof = None
-        server.propagating = False
+        server.attach_aof(None)
 
     # -- snapshots --------------------------------------------------------------------------
 
@@ -328,6 +326,7 @@ class Persistence:
             if server.aof_write_failed:
                 server.flush_aof()  # retry the write that failed
             aof.tick()
+            server.check_aof_status()  # a background fsync may have failed
         self._reap()
         if self.child is not None:
             return
@@ -364,8 +363,7 @@ class Persistence:
         if aof is not None:
             self.server.log("notice", "Calling fsync() on the AOF file.")
             aof.close()
-            self.server.aof = None
-            self.server.propagating = False
+            self.server.attach_aof(None)
 
     def fsync_policy_changed(self) -> None:
         aof = self.server.aof

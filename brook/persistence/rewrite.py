@@ -194,11 +194,3 @@ def _group_commands(key: bytes, stream: Stream, group: Group) -> Iterator[list[b
     for consumer in consumers:
         yield [b"BROOK.RESTORE-CONSUMER", key, name, consumer.name,
                _int(consumer.seen_time), _int(consumer.active_time)]
-
-
-def encode_resp(command: list[bytes]) -> bytes:
-    """One command in RESP, as an AOF holds it."""
-    parts = [b"*%d\r\n" % len(command)]
-    for arg in command:
-        parts.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    return b"".join(parts)
