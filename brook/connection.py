@@ -603,7 +603,7 @@ class Client(asyncio.Protocol):
         except Exception as err:
             reply = server.internal_error(cmd, err)
         elapsed = _perf() - started
-        if reply is not None:
+        if reply is not None and server.propagating:
             server.persist_if_changed(self, args, dirty)
         if saved_access is not None:
             self.db.restore_access(saved_access)

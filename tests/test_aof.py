@@ -150,7 +150,7 @@ def test_blocking_pops_are_persisted_as_plain_pops(aof_server, tmp_path):
         b"src", [b"b", b"c"]]
     commands = aof_commands(tmp_path / "appendonly.aof")
     assert [b"LPOP", b"src"] in commands
-    assert [b"LMOVE", b"src", b"dst", b"RIGHT", b"LEFT"] in commands
+    assert [b"RPOPLPUSH", b"src", b"dst"] in commands  # as Redis persists BRPOPLPUSH
     assert [b"LPOP", b"src", b"2"] in commands
     assert not [c for c in commands if c[0].startswith(b"B")]
 

@@ -24,6 +24,7 @@ from brook.commands.lists import (
     pop_reply,
 )
 from brook.commands.registry import COMMANDS, command
+from brook.persistence.effects import propagate
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -65,9 +66,11 @@ def brpop(client: Client, args: list[bytes]) -> bytes | None:
 
 
 def _move(client: Client, args: list[bytes], name: str, from_left: bool, to_left: bool,
-          timeout: int) -> bytes | None:
+          timeout: int, effect: list[bytes]) -> bytes | None:
+    """BRPOPLPUSH/BLMOVE: persisted as ``effect``, the non-blocking form, as Redis does."""
     reply = move_reply(client, args[1], args[2], from_left, to_left)
     if reply is not None:
+        propagate(client, effect)
         return reply
     return blocking.block(client, COMMANDS[name], args, [args[1]], blocking.POP, timeout,
                           null=resp.null(client.protocol))
@@ -83,7 +86,8 @@ def _move(client: Client, args: list[bytes], name: str, from_left: bool, to_left
 )
 def brpoplpush(client: Client, args: list[bytes]) -> bytes | None:
     timeout = blocking.parse_timeout(args[3], seconds=True)
-    return _move(client, args, "brpoplpush", False, True, timeout)
+    return _move(client, args, "brpoplpush", False, True, timeout,
+                 [b"RPOPLPUSH", args[1], args[2]])
 
 
 @command(
@@ -98,7 +102,7 @@ def blmove(client: Client, args: list[bytes]) -> bytes | None:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
     timeout = blocking.parse_timeout(args[5], seconds=True)
-    return _move(client, args, "blmove", from_left, to_left, timeout)
+    return _move(client, args, "blmove", from_left, to_left, timeout, [b"LMOVE", *args[1:5]])
 
 
 @command(

@@ -90,8 +90,6 @@ def _write_list_or_create(db: Database, key: bytes) -> ListValue:
     return found
 
 
-_SIDES = {True: b"LEFT", False: b"RIGHT"}  # a direction as LMOVE spells it
-
 def _added(client: Client, db: Database, key: bytes, count: int, event: bytes) -> None:
     """After elements went in: WATCH, clients parked on the key, the keyspace event, the
     dirty counter."""
@@ -401,7 +399,6 @@ def move_reply(client: Client, source: bytes, destination: bytes, from_left: boo
         target.append(element)
     _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
     _removed(client, db, source, found, 1, b"lpop" if from_left else b"rpop")
-    propagate(client, [b"LMOVE", source, destination, _SIDES[from_left], _SIDES[to_left]])
     return resp.bulk(element)
 
 

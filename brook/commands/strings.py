@@ -325,6 +325,7 @@ def getdel(client: Client, args: list[bytes]) -> bytes:
         return resp.null(client.protocol)
     db.delete(args[1])
     notify(client, GENERIC, b"del", args[1])
+    propagate(client, [b"DEL", args[1]])  # as Redis persists GETDEL
     client.server.dirty += 1
     return resp.bulk(value)
 
@@ -357,6 +358,7 @@ def getex(client: Client, args: list[bytes]) -> bytes:
         client.server.dirty += 1
     elif flags & _PERSIST and db.persist(key):
         notify(client, GENERIC, b"persist", key)
+        propagate(client, [b"PERSIST", key])
         client.server.dirty += 1
     return reply
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 __all__ = ["AppendOnlyFile", "encode_command", "encode_xadd"]
 
@@ -26,6 +26,8 @@ _CRLF = b"\r\n"
 _ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
 _BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
 _SELECTS: dict[int, bytes] = {}
+_MULTI = b"*1\r\n$5\r\nMULTI\r\n"
+_EXEC = b"*1\r\n$4\r\nEXEC\r\n"
 
 
 def encode_command(argv: list[bytes]) -> bytes:
@@ -92,14 +94,20 @@ class AppendOnlyFile:
 
     # -- feeding ----------------------------------------------------------------------------
 
-    def feed(self, db_index: int, commands: Iterable[list[bytes]]) -> None:
+    def feed(self, db_index: int, commands: Sequence[list[bytes]]) -> None:
         """Append the effects of one command run in database ``db_index``."""
         target = self.transaction if self.transaction is not None else self.buffer
         if db_index != self.selected_db:
             target.append(select_command(db_index))
             self.selected_db = db_index
-        for argv in commands:
-            target.append(encode_command(argv))
+        if len(commands) > 1 and self.transaction is None:
+            # Several effects of one command replay all or not at all, as Redis wraps them.
+            target.append(_MULTI)
+            target.extend(map(encode_command, commands))
+            target.append(_EXEC)
+        else:
+            for argv in commands:
+                target.append(encode_command(argv))
 
     def feed_encoded(self, db_index: int, payload: bytes) -> None:
         """Append one command a hot path encoded itself (see ``encode_xadd``)."""
@@ -120,9 +128,9 @@ class AppendOnlyFile:
             return
         commands = sum(1 for part in effects if not part.startswith(b"*2\r\n$6\r\nSELECT"))
         if commands > 1:
-            self.buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+            self.buffer.append(_MULTI)
             self.buffer.extend(effects)
-            self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+            self.buffer.append(_EXEC)
         else:
             self.buffer.extend(effects)
 
