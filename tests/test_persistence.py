@@ -337,3 +337,22 @@ def test_info_persistence_names_the_fields_as_redis(server) -> None:
                   "aof_last_write_status", "aof_last_bgrewrite_status",
                   "rdb_last_load_keys_loaded", "aof_rewrites_consecutive_failures"):
         assert field in names
+
+
+def _until_idle(raw, field: bytes) -> None:
+    """Wait until INFO persistence shows ``field:0`` (a background child finished)."""
+    _wait_for(lambda: field + b":0" in raw.call("INFO", "persistence"))
+
+
+def test_persistence_command_replies(raw) -> None:
+    raw.call("SET", "kept", "v")
+    assert raw.call("SAVE") == b"OK"
+    assert isinstance(raw.call("LASTSAVE"), int)
+    assert str(raw.call("BGSAVE", "NOW")) == "ERR syntax error"
+    assert raw.call("BGSAVE") == b"Background saving started"
+    _until_idle(raw, b"rdb_bgsave_in_progress")
+    assert raw.call("BGREWRITEAOF") == b"Background append only file rewriting started"
+    _until_idle(raw, b"aof_rewrite_in_progress")
+    assert raw.call("DEBUG", "RELOAD") == b"OK"
+    assert raw.call("GET", "kept") == b"v"
+    assert str(raw.call("SAVE", "x")) == "ERR wrong number of arguments for 'save' command"
