@@ -57,6 +57,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "herd": herd.HERD_TESTS,
 }
 SERVERS = ("brook", "redis")
+# ``--baseline DIR``: another Brook checkout (an earlier commit) run beside the two, so that a
+# change is measured before and after in one run; its figures are in the "baseline" column.
+BASELINE = "baseline"
 
 
 def free_port() -> int:
@@ -94,20 +97,26 @@ class Target:
             self.process.kill()
 
 
-def start_targets(workdir: Path, brook_args: list[str],
-                  servers: tuple[str, ...] = SERVERS) -> list[Target]:
+def start_targets(workdir: Path, brook_args: list[str], servers: tuple[str, ...] = SERVERS,
+                  baseline: str | None = None) -> list[Target]:
     redis_binary = shutil.which("redis-server")
     if redis_binary is None:
         sys.exit("redis-server is required (make redis installs it)")
+    brook = [sys.executable, "-m", "brook"]
     commands = {
-        "brook": lambda port: [sys.executable, "-m", "brook", "--port", str(port), *brook_args],
+        "brook": lambda port: [*brook, "--port", str(port), *brook_args],
         "redis": lambda port: [redis_binary, "--port", str(port), "--save", "", "--appendonly", "no"],
+        BASELINE: lambda port: [*brook, "--port", str(port), *brook_args],
     }
     targets = []
     for name in servers:
         port = free_port()
+        env = None
+        if name == BASELINE:
+            env = {**os.environ, "PYTHONPATH": str(Path(baseline or ".").resolve())}
         process = subprocess.Popen(
             commands[name](port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
+            env=env,
         )
         targets.append(Target(name, port, process))
     try:
@@ -195,12 +204,16 @@ def main() -> None:
                         help="brook,redis (default), or one of them alone: no ratios then")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--brook-args", default="", help="extra flags for brook-server")
+    parser.add_argument("--baseline", help="a checkout of an earlier Brook (e.g. made with "
+                        "git worktree) to run beside them: its figures and Brook/baseline")
     options = parser.parse_args()
     if shutil.which("redis-benchmark") is None:
         sys.exit("redis-benchmark is required (make redis installs it)")
     servers = tuple(name for name in SERVERS if name in options.servers.split(","))
     if not servers or set(options.servers.split(",")) - set(SERVERS):
         sys.exit(f"--servers takes a comma-separated subset of {','.join(SERVERS)}")
+    if options.baseline:
+        servers += (BASELINE,)
     tests = options.tests.split(",") if options.tests else list(SUITES[options.suite])
     bench_tests = [test for test in tests
                    if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS
@@ -216,7 +229,7 @@ def main() -> None:
     herd_runs: list[herd.HerdRun] = []
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
-            targets = start_targets(Path(workdir), brook_args, servers)
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
             try:
                 for test in bench_tests:
                     for pipeline in pipelines:
@@ -233,7 +246,7 @@ def main() -> None:
         if scan:
             # A fresh pair: memory per entry is measured from an empty server, not one whose
             # allocator (or, for Brook, RSS) still carries the redis-benchmark rows' keys.
-            targets = start_targets(Path(workdir), brook_args, servers)
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
             try:
                 scan_results = streams.scan_rows(
                     {target.name: target.port for target in targets},
@@ -243,7 +256,7 @@ def main() -> None:
         # Each consumer-group row gets its own fresh pair: the worker loop a stream nothing else
         # has touched, the memory row a server whose RSS (Brook's used_memory) holds no earlier PEL.
         if worker:
-            targets = start_targets(Path(workdir), brook_args, servers)
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
             try:
                 group_results |= groups.worker_rows(
                     {target.name: target.port for target in targets},
@@ -252,7 +265,7 @@ def main() -> None:
             finally:
                 stop_targets(targets)
         if pending:
-            targets = start_targets(Path(workdir), brook_args, servers)
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
             try:
                 group_results |= groups.pending_rows(
                     {target.name: target.port for target in targets},
@@ -301,22 +314,28 @@ def number(value: float) -> str:
 def print_row(label: str, row: dict[str, list[float]]) -> None:
     medians = {name: statistics.median(values) for name, values in row.items()}
     line = f"{label:<44}" + "".join(f" {name} {number(value):>12}" for name, value in medians.items())
-    if len(medians) == len(SERVERS):
+    if "brook" in medians and "redis" in medians:
         line += f"  ratio {medians['brook'] / medians['redis']:.2f}"
+    if "brook" in medians and BASELINE in medians:
+        line += f"  vs baseline {medians['brook'] / medians[BASELINE]:.3f}"
     print(line, flush=True)
 
 
 def markdown_table(results: dict[str, dict[str, list[float]]], first: str, unit: str) -> str:
-    servers = [name for name in SERVERS if name in next(iter(results.values()))]
-    both = len(servers) == len(SERVERS)
+    servers = [name for name in (*SERVERS, BASELINE) if name in next(iter(results.values()))]
+    both = "brook" in servers and "redis" in servers
+    baseline = "brook" in servers and BASELINE in servers
     headers = [first, *(f"{name.capitalize()} {unit}".rstrip() for name in servers)]
-    lines = ["| " + " | ".join(headers + (["Brook/Redis"] if both else [])) + " |",
-             "|---|" + "---:|" * (len(servers) + both)]
+    headers += ["Brook/Redis"] * both + ["Brook/baseline"] * baseline
+    lines = ["| " + " | ".join(headers) + " |",
+             "|---|" + "---:|" * (len(headers) - 1)]
     for label, row in results.items():
         medians = {name: statistics.median(row[name]) for name in servers}
         cells = [label, *(number(medians[name]) for name in servers)]
         if both:
             cells.append(f"{medians['brook'] / medians['redis']:.2f}")
+        if baseline:
+            cells.append(f"{medians['brook'] / medians[BASELINE]:.3f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

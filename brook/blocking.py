@@ -24,7 +24,7 @@ that still finds nothing returns None and the client stays where it is, so nobod
 empty reply before its deadline. Deadlines are event-loop timers set once at parking time.
 
 Keys are signalled by :meth:`brook.keyspace.Database.signal_ready` (writes, deletions, type
-changes, FLUSH, SWAPDB) and served by :meth:`Blocking.serve_ready`, which the connection calls
+changes, FLUSH, SWAPDB) and served by :meth:`Blocking.serve_ready`, which the dispatcher calls
 after each command, as Redis's processCommand calls handleClientsBlockedOnKeys.
 """
 
@@ -34,26 +34,18 @@ import heapq
 import itertools
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int
-from brook.commands.registry import CommandError
-from brook.commands.strings import parse_long_double
 from brook.keyspace import TYPE_NAMES, Database, now_ms
 from brook.protocol import resp
 
 if TYPE_CHECKING:
     from brook.commands.registry import Command
-    from brook.connection import Client
     from brook.server import Server
+    from brook.session import Session
     from brook.types.groups import Group
     from brook.types.stream import Stream
 
-Handler = Callable[["Client", list[bytes]], "bytes | None"]
-
-NO_STREAM = "UNBLOCKED the stream key no longer exists"
-NO_GROUP = "NOGROUP the consumer group this client was blocked on no longer exists"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 # The heap of plain readers is rebuilt when dead entries (readers served through another key,
 # timed out or gone) outnumber the live ones by this much.
@@ -66,9 +58,9 @@ class Waiter:
     """One parked client: its command (run again when served), keys and deadline."""
 
     __slots__ = ("client", "cmd", "args", "db", "keys", "kind", "group", "claim", "afters",
-                 "deadline", "timer", "seq", "active", "silent")
+                 "deadline", "timer", "seq", "active", "silent", "seconds")
 
-    def __init__(self, client: Client, cmd: Command, args: list[bytes], keys: list[bytes],
+    def __init__(self, client: Session, cmd: Command, args: list[bytes], keys: list[bytes],
                  kind: int) -> None:
         self.client = client
         self.cmd = cmd
@@ -84,6 +76,7 @@ class Waiter:
         self.seq = 0
         self.active = True
         self.silent = False  # CLIENT REPLY OFF/SKIP was in force when it parked
+        self.seconds = 0.0  # time its runs took (commandstats, slow log when it ends)
 
 
 class KeyWaiters:
@@ -148,7 +141,7 @@ class Blocking:
             waiter.deadline = time.monotonic() + timeout_ms / 1000
             waiter.timer = loop.call_at(waiter.deadline, self._timed_out, waiter)
         client.blocked = waiter
-        client.slow = True  # what it sends meanwhile is held until it is served
+        client.refresh_mode()  # what it sends meanwhile is held until it is served
         self.parked += 1
 
     def remove(self, waiter: Waiter) -> None:
@@ -186,7 +179,7 @@ class Blocking:
         if waiter.client.blocked is waiter:
             waiter.client.blocked = None
 
-    def forget(self, client: Client) -> None:
+    def forget(self, client: Session) -> None:
         """The client disconnected or was killed while parked."""
         waiter = client.blocked
         if waiter is not None:
@@ -195,15 +188,17 @@ class Blocking:
     # -- unparking ----------------------------------------------------------------------------
 
     def answer(self, waiter: Waiter, reply: bytes) -> None:
-        """Unpark with ``reply``, then let the client run what it sent while parked."""
+        """Unpark with ``reply`` (the command is counted now, once), then let the client run
+        what it sent while parked."""
         self.remove(waiter)
+        self.server.dispatcher.unblocked(waiter)
         client = waiter.client
         if not waiter.silent:
             client.out.append(reply)
         client.unblocked()
 
     def fail(self, waiter: Waiter, message: str) -> None:
-        self.answer(waiter, self.server.error_reply(message, waiter.cmd))
+        self.answer(waiter, self.server.dispatcher.error_reply(message, waiter.cmd))
 
     def _timed_out(self, waiter: Waiter) -> None:
         waiter.timer = None
@@ -216,7 +211,7 @@ class Blocking:
             return
         self.answer(waiter, resp.null_array(waiter.client.protocol))
 
-    def unblock(self, client: Client, with_error: bool) -> bool:
+    def unblock(self, client: Session, with_error: bool) -> bool:
         """CLIENT UNBLOCK: as if the timeout were reached, or with Redis's UNBLOCKED error."""
         waiter = client.blocked
         if waiter is None:
@@ -248,32 +243,17 @@ class Blocking:
             elif kind == "stream":
                 self._serve_stream(db, key, waiters, value)  # type: ignore[arg-type]
             elif waiters.groups:
-                # Gone or no longer a stream: group readers cannot wait for it any more.
+                # Gone or no longer a stream: group readers run their command again and get
+                # what it says now (NOGROUP, WRONGTYPE), as Redis >= 7.2 re-executes them.
                 for queue in list(waiters.groups.values()):
                     for waiter in list(queue):
-                        self.fail(waiter, NO_STREAM)
+                        self._run(waiter)
 
     def _run(self, waiter: Waiter) -> bool:
         """Run the parked command again; True when it replied (and the client left)."""
-        client = waiter.client
-        cmd = waiter.cmd
-        server = self.server
-        client.reprocessing = True
-        dirty = server.dirty
-        started = time.perf_counter()
-        try:
-            reply = cmd.handler(client, waiter.args)  # type: ignore[misc]
-        except CommandError as err:
-            reply = server.error_reply(err.message, cmd)
-        except Exception as err:  # a bug costs this client one reply, never the server
-            reply = server.internal_error(cmd, err)
-        finally:
-            client.reprocessing = False
-        server.persist_if_changed(client, waiter.args, dirty)
+        reply = self.server.dispatcher.rerun(waiter)
         if reply is None:
             return False
-        cmd.calls += 1
-        cmd.seconds += time.perf_counter() - started
         self.answer(waiter, reply)
         return True
 
@@ -300,9 +280,9 @@ class Blocking:
         if waiters.groups:
             for name, queue in list(waiters.groups.items()):
                 group = stream.group(name)
-                if group is None:
+                if group is None:  # destroyed: its readers get NOGROUP from their command
                     for waiter in list(queue):
-                        self.fail(waiter, NO_GROUP)
+                        self._run(waiter)
                     continue
                 while queue and _has_new(stream, group):
                     if not self._run(_first(queue)):
@@ -399,7 +379,7 @@ def _claimable(group: Group, min_idle: int) -> bool:
     return bool(index) and index[0][0] <= now_ms() - min_idle
 
 
-def block(client: Client, cmd: Command, args: list[bytes], keys: list[bytes], kind: int,
+def block(client: Session, cmd: Command, args: list[bytes], keys: list[bytes], kind: int,
           timeout_ms: int, *, group: bytes | None = None, claim: int | None = None,
           afters: list[int] | None = None, null: bytes | None = None) -> bytes | None:
     """What a blocking command returns when there is nothing for it yet.
@@ -427,28 +407,3 @@ def pending_changed(db: Database, key: bytes) -> None:
     waiters = db.blocking.get(key)
     if isinstance(waiters, KeyWaiters) and waiters.claimers:
         db.signal_ready(key)
-
-
-def parse_timeout(arg: bytes, seconds: bool) -> int:
-    """A blocking timeout in milliseconds (0 = forever) with Redis's errors: seconds with
-    decimals for list commands (rounded up to the millisecond), whole milliseconds for X*."""
-    if seconds:
-        value = parse_long_double(arg, "ERR timeout is not a float or out of range")
-        if isinstance(value, float):  # infinite
-            if value > 0:
-                raise CommandError("ERR timeout is out of range")
-            raise CommandError("ERR timeout is negative")
-        millis = value * 1000
-        if millis > _LLONG_MAX:
-            raise CommandError("ERR timeout is out of range")
-        timeout = -((-millis.numerator) // millis.denominator)  # ceil
-    else:
-        timeout = parse_int(arg, "ERR timeout is not an integer or out of range")
-    if timeout < 0:
-        raise CommandError("ERR timeout is negative")
-    if timeout > _LLONG_MAX - now_ms():
-        raise CommandError("ERR timeout is out of range")
-    return timeout
-
-
-_LLONG_MAX = (1 << 63) - 1

@@ -11,6 +11,8 @@ import os
 import sys
 import time
 
+import uvloop
+
 from brook.config import (
     BROOK_VERSION,
     VERSION,
@@ -19,6 +21,7 @@ from brook.config import (
     Loader,
     options_text,
 )
+from brook.server import Server
 
 USAGE = """Usage: ./brook-server [/path/to/brook.conf] [options] [-]
        ./brook-server - (read config from stdin)
@@ -105,10 +108,6 @@ def main(argv: list[str] | None = None) -> None:
     config = build_config(args)
     if config.daemonize:
         daemonize()
-
-    import uvloop  # imported late: --help and config errors need no event loop
-
-    from brook.server import Server
 
     server = Server(config)
     try:

@@ -1,16 +1,20 @@
-"""One client connection: bytes in, requests parsed, commands run, replies out.
+"""One client connection: bytes in, requests framed, the dispatcher runs them, replies out.
 
-The hot path is :meth:`Client.data_received`: every complete request of a read is parsed by
-``hiredis``, looked up in the command table with one dict access, run, and its reply appended to
-a list that is written with a single ``transport.write`` at the end of the read. Anything
-unusual — a client that must authenticate, a transaction, MONITOR, CLIENT REPLY OFF, a partial or
-malformed request, an inline command — switches the client to :meth:`Client.execute`, the general
-path that does every check Redis's ``processCommand`` does.
+The connection knows bytes and sockets, not what commands mean. :meth:`Client.data_received`
+frames a read: when it starts a request and holds nothing unusual, ``hiredis`` parses every
+complete request at C speed and :meth:`brook.dispatch.Dispatcher.run_batch` runs them, the
+replies going out in one ``transport.write``. Anything else (a partial request, an inline
+command, an element that is not a bulk string, a client in a special state) goes to the exact
+parser (:class:`brook.protocol.requests.RequestParser`), which produces Redis's precise protocol
+errors; its requests run through :meth:`~brook.dispatch.Dispatcher.execute`. Either way a
+request is parsed completely, and found well-formed, before it runs: a malformed request never
+changes data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import socket
 import time
@@ -18,108 +22,22 @@ from typing import TYPE_CHECKING
 
 import hiredis
 
-from brook.commands.registry import Command, CommandError
 from brook.protocol import resp
 from brook.protocol.requests import ProtocolError, RequestParser
+from brook.session import Session
 
 if TYPE_CHECKING:
-    from brook.blocking import Waiter
     from brook.server import Server
 
-_perf = time.perf_counter
 
-# CLIENT REPLY modes; SKIP_NEXT is set by CLIENT REPLY SKIP itself and becomes SKIP once that
-# command's own (suppressed) reply has passed, so exactly the next command is silenced.
-REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
-# Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
-_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
-_LOADING = "LOADING Redis is loading the dataset in memory"
-_NOAUTH = "NOAUTH Authentication required."
-# What a RESP2 client in subscribed mode may run (Redis's processCommand check).
-_SUBSCRIBED_MODE_COMMANDS = frozenset({
-    "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
-    "punsubscribe", "quit", "reset",
-})
-_SUBSCRIBED_MODE_ERROR = (
-    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-    "allowed in this context"
-)
-_INTERNAL_ERROR = "ERR internal error while running '{}': {}"
-_EXPECTED_TYPE_CHAR = {int: ":", list: "*", float: ",", bool: "#", dict: "%"}
-
-
-def unknown_command_error(args: list[bytes]) -> str:
-    """Redis's text: the name and up to ~128 characters of quoted arguments, each followed by a
-    space."""
-    shown = ""
-    for arg in args[1:]:
-        if len(shown) >= 128:
-            break
-        shown += "'%s' " % arg.decode("utf-8", "replace")[: 128 - len(shown)]
-    name = args[0].decode("utf-8", "replace")[:128]
-    return f"ERR unknown command '{name}', with args beginning with: {shown}"
-
-
-def arity_error(cmd: Command) -> str:
-    return f"ERR wrong number of arguments for '{cmd.fullname}' command"
-
-
-class Pushed(bytes):
-    """A reply made of push messages ((un)subscribe confirmations): sent even under CLIENT
-    REPLY OFF/SKIP, as Redis sends what it marks CLIENT_PUSHING."""
-
-
-class Client(asyncio.Protocol):
-    """A connected client and its protocol state (database, RESP version, transaction...)."""
+class Client(Session, asyncio.Protocol):
+    """A connected client: its session state plus the transport it talks through."""
 
     def __init__(self, server: Server) -> None:
-        self.server = server
-        self.table = server.command_table
         self.reader = hiredis.Reader()
-        self.parser: RequestParser | None = None  # set while the exact parser owns the input
-        self.out: list[bytes] = []
         self.transport: asyncio.Transport | None = None
-        self.id = 0
-        self.addr = ""
-        self.laddr = ""
-        self.fd = -1
-        self.name = b""
-        self.lib_name = b""
-        self.lib_ver = b""
-        self.db = server.keyspace[0]
-        self.protocol = 2
-        self.authenticated = not server.config.requirepass
-        self.in_multi = False
-        self.multi_queue: list[tuple[Command, list[bytes]]] = []
-        self.multi_error = False
-        # (db index, key) -> key was already expired when WATCHed
-        self.watched: dict[tuple[int, bytes], bool] = {}
-        self.watch_failed = False
-        self.reply_mode = REPLY_ON
-        self.is_monitor = False
-        self.no_evict = False
-        self.no_touch = False
-        self.closing = False
-        self.closed = False
-        self.created = time.time()
-        self.last_interaction = self.created
-        self.last_cmd: Command | None = None  # CLIENT LIST's cmd=
-        # Parked by a blocking command (brook.blocking); what it sends meanwhile waits in
-        # ``parser`` until it is served.
-        self.blocked: Waiter | None = None
-        self.reprocessing = False  # its parked command is being run again to serve it
-        self.in_exec = False  # running EXEC's queue: blocking commands must not block
-        # Pub/Sub subscriptions (brook.commands.pubsub): names -> None, in subscription order.
-        self.channels: dict[bytes, None] = {}
-        self.patterns: dict[bytes, None] = {}
-        self.shard_channels: dict[bytes, None] = {}
-        self.obuf_soft_since = 0  # when its output first reached the pubsub soft limit (s)
-        # Messages published to it and not yet written: the server writes them once per
-        # publisher batch (Server.flush_subscribers), and before anything else it is sent.
-        self.pubsub_out: list[bytes] = []
-        # What the running command persists instead of its request (brook.persistence.effects).
-        self.effects: list[list[bytes]] | None = None
-        self.slow = not self.authenticated  # True: every request takes the general path
+        super().__init__(server)
+        self.dispatcher = server.dispatcher
 
     # -- connection lifecycle -------------------------------------------------------------------
 
@@ -160,29 +78,25 @@ class Client(asyncio.Protocol):
             self._drain_parser()
 
     def pause_writing(self) -> None:
-        if self.channels or self.patterns or self.shard_channels:
+        if self.is_subscribed():
             # A subscriber passed its output buffer threshold: the pubsub output limits
             # decide (as Redis, it is not stopped from sending commands).
-            self.server.subscriber_congested(self)
+            self.server.subscribers.congested(self)
             return
         # The peer stopped reading: stop reading its requests too, so replies cannot pile up.
         if self.transport is not None:
             self.transport.pause_reading()
 
     def resume_writing(self) -> None:
-        self.server.slow_subscribers.discard(self)
+        self.server.subscribers.slow.discard(self)
         self.obuf_soft_since = 0
         if self.transport is not None and not self.closing:
             self.transport.resume_reading()
 
-    def close(self) -> None:
-        """Close after the replies produced so far are written (QUIT, protocol errors, KILL)."""
-        self.closing = True
-        self.slow = True
-
     def kill(self) -> None:
         """Close now (CLIENT KILL, timeouts, SHUTDOWN)."""
         self.closing = True
+        self.refresh_mode()
         if self.blocked is not None:
             self.server.blocking.forget(self)
         self.server.drop_subscriptions(self)
@@ -190,23 +104,48 @@ class Client(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    def refresh_mode(self) -> None:
-        """Recompute whether requests may take the fast path."""
-        self.slow = bool(
-            self.closing
-            or self.blocked is not None
-            or not self.authenticated
-            or self.in_multi
-            or self.reply_mode != REPLY_ON
-            or self.no_touch
-            or self.server.monitors
-            or self.parser is not None
-            or self.server.loading
-            or self.server.aof_write_failed
-            # RESP2 subscribed mode: only some commands may run (checked in execute); PING
-            # relies on such clients being slow.
-            or self.protocol == 2 and bool(self.channels or self.patterns or self.shard_channels)
-        )
+    def abort(self) -> None:
+        """Close now, dropping what the peer has not read (output buffer limits)."""
+        self.closing = True
+        self.refresh_mode()
+        if self.transport is not None:
+            self.transport.abort()
+
+    # -- what commands may ask of the socket ------------------------------------------------------
+
+    def write_buffer_size(self) -> int:
+        transport = self.transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    def is_reading(self) -> bool:
+        transport = self.transport
+        return transport is not None and not transport.is_closing() and transport.is_reading()
+
+    def is_unix(self) -> bool:
+        transport = self.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        return sock is not None and sock.family == socket.AF_UNIX
+
+    def is_local(self) -> bool:
+        transport = self.transport
+        if transport is None:
+            return False
+        return self.is_unix() or is_loopback(transport.get_extra_info("peername"))
+
+    def set_write_limits(self, threshold: int) -> None:
+        """Pause at ``threshold`` bytes; 0: asyncio's defaults, as every connection starts.
+        Redis compares with ``>=``, asyncio pauses above ``high``; ``low`` equal to ``high``
+        resumes as soon as it is below again."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        try:
+            if threshold:
+                transport.set_write_buffer_limits(high=threshold - 1, low=threshold - 1)
+            else:
+                transport.set_write_buffer_limits()
+        except RuntimeError:  # the handle is already closed: nothing will be written any more
+            pass
 
     # -- input ------------------------------------------------------------------------------------
 
@@ -214,132 +153,31 @@ class Client(asyncio.Protocol):
         server = self.server
         server.net_input_bytes += len(data)
         self.last_interaction = time.time()
-        if self.slow or data[0] != 0x2A or _giant_header(data) is not None:
-            # An inline command, a special client state, or a multibulk count of a million or
-            # more (hiredis would preallocate that list and take seconds to free it).
+        if (
+            self.slow
+            or data[0] != 0x2A
+            or _giant_header(data) is not None
+            # An int membership test is one memchr: "+", "=", "(", "~", "%", ">".
+            or (43 in data or 61 in data or 40 in data or 126 in data or 37 in data
+                or 62 in data)
+            and _other_line_type(data) is not None
+        ):
+            # A special client state, an inline command, a multibulk count of a million or
+            # more (hiredis would preallocate that list and take seconds to free it), or an
+            # element hiredis would hand over as bytes although it is no bulk string.
             self._data_received_slow(data)
             return
         reader = self.reader
         reader.feed(data)
-        out = self.out
-        table = self.table
-        ready = server.keyspace.ready
-        perf = _perf
-        slowlog_threshold = server.slowlog_threshold
-        join = b"".join
-        completed = 0
-        arguments = 0
-        last: list[bytes] | None = None
-        last_cmd: Command | None = None
-        failure: ProtocolError | None = None
-        reparse = False
-        # Commandstats and the slow log. A command Redis flags "fast" (O(1), O(log N)) is not
-        # timed on its own: the fast commands of a read are counted in locals and share the
-        # read's time left over by the others. Every other command is timed exactly, from the
-        # end of the previous one (one clock read each), and can enter the slow log.
-        started = clock = perf()
-        timed = 0.0
-        fast_cmd: Command | None = None  # the (usually only) fast command kind of this read
-        fast_calls = 0
-        fast_others: dict[Command, int] | None = None
-        fast_request = last
-        try:
-            while True:
-                request = reader.gets()
-                if request is False:
-                    break
-                completed += 1
-                last = request
-                if not request:
-                    continue  # "*0" / "*-1": nothing to run, as in Redis
-                try:
-                    join(request)  # raises TypeError unless every argument is a bulk string
-                except TypeError:
-                    raise ProtocolError(_first_non_bulk(request))
-                cmd = table.get(request[0])
-                argc = len(request)
-                arguments += argc
-                if (
-                    self.slow
-                    or cmd is None
-                    or cmd.handler is None
-                    or not cmd.min_args <= argc <= cmd.max_args
-                ):
-                    if self.closing:
-                        break
-                    last_cmd = None  # the general path records it itself
-                    reply = self.execute(request)
-                    if reply is not None:
-                        out.append(reply)
-                    if ready:
-                        server.blocking.serve_ready()
-                    clock = perf()
-                    if self.blocked is not None:
-                        break
-                    continue
-                last_cmd = cmd
-                # Persistence on: a change (dirty moved, or effects declared) is recorded.
-                dirty = server.dirty if server.propagating else -1
-                if cmd.is_fast:
-                    try:
-                        out.append(cmd.handler(self, request))
-                    except CommandError as err:
-                        out.append(server.error_reply(err.message, cmd))
-                    except Exception as err:  # a bug must cost one reply, never the server
-                        out.append(server.internal_error(cmd, err))
-                    if dirty >= 0 and (server.dirty != dirty or self.effects is not None):
-                        server.persist(self, request)
-                    if cmd is fast_cmd:
-                        fast_calls += 1
-                    elif fast_cmd is None:
-                        fast_cmd, fast_calls = cmd, 1
-                    else:
-                        if fast_others is None:
-                            fast_others = {}
-                        fast_others[cmd] = fast_others.get(cmd, 0) + 1
-                    fast_request = request
-                    clock = 0.0  # stale: the next timed command reads the clock first
-                    if ready:
-                        server.blocking.serve_ready()
-                    continue
-                if not clock:
-                    clock = perf()
-                try:
-                    reply = cmd.handler(self, request)
-                except CommandError as err:
-                    reply = server.error_reply(err.message, cmd)
-                except Exception as err:  # a bug must cost one reply, never the server
-                    reply = server.internal_error(cmd, err)
-                now = perf()
-                elapsed = now - clock
-                clock = now
-                timed += elapsed
-                if reply is None:  # parked: its later requests wait until it is served
-                    break
-                if dirty >= 0 and (server.dirty != dirty or self.effects is not None):
-                    server.persist(self, request)
-                out.append(reply)
-                cmd.calls += 1
-                cmd.seconds += elapsed
-                if elapsed > slowlog_threshold:
-                    server.slowlog_add(self, cmd, request, elapsed)
-                if ready:
-                    server.blocking.serve_ready()
-        except hiredis.ProtocolError:
-            # hiredis only says "bad length": the exact parser re-reads the bad request and
+        completed, arguments, last, malformed = self.dispatcher.run_batch(self, reader.gets)
+        if malformed:
+            # hiredis said only "bad length", or read an element Redis does not accept: the
+            # exact parser reads the bad request again (the ones before it have run) and
             # produces Redis's precise text.
-            reparse = True
-        except ProtocolError as err:
-            failure = err
-        # Book-keeping first, before the exact parser may run more commands.
-        if last_cmd is not None:
-            self.last_cmd = last_cmd
-        if fast_cmd is not None:
-            self._charge_fast(
-                fast_cmd, fast_calls, fast_others, perf() - started - timed, fast_request
-            )
-        if reparse:
             self._reparse_after(data, completed)
+            return
+        if self.closing:
+            self.flush()
             return
         if self.blocked is not None:
             # Parked mid-read: what follows the blocking request waits in the exact parser
@@ -348,9 +186,7 @@ class Client(asyncio.Protocol):
                 self._hold_after(data, completed)
             self.flush()
             return
-        if failure is not None:
-            self.protocol_error(str(failure))
-        elif not self.closing and (
+        if (
             # Did the read end exactly after the last complete request? hiredis keeps no
             # visible trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n")
             # or inside a header ("*"). A read that ends with CRLF and holds exactly one CRLF
@@ -368,29 +204,6 @@ class Client(asyncio.Protocol):
             self._reparse_after(data, completed)
             return
         self.flush()
-
-    def _charge_fast(
-        self,
-        cmd: Command,
-        calls: int,
-        others: dict[Command, int] | None,
-        seconds: float,
-        request: list[bytes] | None,
-    ) -> None:
-        """Credit the untimed fast commands of a read with their calls and time (shared in
-        proportion to calls). One fast command alone gets its exact time, and the slow log."""
-        seconds = max(seconds, 0.0)
-        if others is None:
-            cmd.calls += calls
-            cmd.seconds += seconds
-            if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
-                self.server.slowlog_add(self, cmd, request, seconds)
-            return
-        others[cmd] = others.get(cmd, 0) + calls
-        total = sum(others.values())
-        for each, count in others.items():
-            each.calls += count
-            each.seconds += seconds * count / total
 
     def _reparse_after(self, data: bytes, completed: int) -> None:
         """Hand the exact parser everything after the ``completed`` requests already run.
@@ -410,13 +223,12 @@ class Client(asyncio.Protocol):
         try:
             for _ in range(completed):
                 parser.next_request(1 << 62, False, keep_empty=True)
-        except ProtocolError as err:
-            # hiredis accepted a request Redis rejects (e.g. "+PING" instead of "$4 PING").
+        except ProtocolError as err:  # the requests it skips were framed as Redis frames them
             self.protocol_error(str(err))
             self.flush()
             return False
         self.parser = parser
-        self.slow = True
+        self.refresh_mode()
         return True
 
     def _data_received_slow(self, data: bytes) -> None:
@@ -450,7 +262,7 @@ class Client(asyncio.Protocol):
                 break
             if request is None:
                 break
-            reply = self.execute(request)
+            reply = self.dispatcher.execute(self, request)
             if reply is not None:
                 out.append(reply)
             if ready:
@@ -516,139 +328,15 @@ class Client(asyncio.Protocol):
         if self.transport is not None and not self.closed:
             self.transport.write(reply)
 
-    # -- the general path ---------------------------------------------------------------------
-
-    def execute(self, args: list[bytes]) -> bytes | None:
-        """Run one request with every check of Redis's processCommand; returns the reply."""
-        cmd = self.table.get(args[0]) if type(args[0]) is bytes else None
-        if cmd is None and type(args[0]) is bytes:
-            cmd = self.table.get(args[0].lower())
-        if cmd is None:
-            return self._reject(unknown_command_error(args), None)
-        if cmd.subcommands and len(args) >= 2:
-            sub = cmd.subcommands.get(args[1].lower())
-            if sub is None:
-                return self._reject(
-                    "ERR unknown subcommand '%s'. Try %s HELP."
-                    % (args[1].decode("utf-8", "replace")[:128], cmd.name.upper()),
-                    None,
-                )
-            cmd = sub
-        if not cmd.min_args <= len(args) <= cmd.max_args or cmd.handler is None:
-            cmd.rejected_calls += 1
-            return self._reject(arity_error(cmd), None)
-        if not self.authenticated and not cmd.allowed_unauthenticated:
-            cmd.rejected_calls += 1
-            return self._reject(_NOAUTH, None)
-        if self.server.aof_write_failed and cmd.is_write:
-            cmd.rejected_calls += 1
-            aof = self.server.aof
-            return self._reject("MISCONF Errors writing to the AOF file: "
-                                f"{aof.last_write_error if aof else ''}", None)
-        if self.server.loading and "loading" not in cmd.flags:
-            cmd.rejected_calls += 1
-            return self._reject(_LOADING, None)
-        if self.in_multi and not cmd.allowed_in_multi:
-            cmd.rejected_calls += 1
-            return self._reject("ERR Command not allowed inside a transaction", None)
-        if (self.protocol == 2 and (self.channels or self.patterns or self.shard_channels)
-                and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
-            self.last_cmd = cmd  # as Redis, which records it before its checks
-            return self._reject(_SUBSCRIBED_MODE_ERROR.format(cmd.fullname), cmd)
-        if self.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
-            self.multi_queue.append((cmd, args))
-            self.last_cmd = cmd
-            return self._apply_reply_mode(resp.QUEUED)
-        reply = self.call(cmd, args)
-        if reply is None:  # parked: the reply mode in force now applies to its reply
-            if self.blocked is not None:
-                self.blocked.silent = self.reply_mode != REPLY_ON
-            self._apply_reply_mode(None)
-            return None
-        return self._apply_reply_mode(reply)
-
-    def _reject(self, message: str, cmd: Command | None) -> bytes | None:
-        if self.in_multi:
-            self.multi_error = True
-        return self._apply_reply_mode(self.server.error_reply(message, cmd, rejected=True))
-
-    def _apply_reply_mode(self, reply: bytes | None) -> bytes | None:
-        mode = self.reply_mode
-        if mode == REPLY_ON:
-            return reply
-        if mode == REPLY_SKIP_NEXT:
-            self.reply_mode = REPLY_SKIP
-        elif mode == REPLY_SKIP:
-            self.reply_mode = REPLY_ON
-            self.refresh_mode()
-        return reply if type(reply) is Pushed else None
-
-    def call(self, cmd: Command, args: list[bytes]) -> bytes | None:
-        """Run a command that passed every check (also used by EXEC for queued commands)."""
-        server = self.server
-        self.last_cmd = cmd
-        # CLIENT NO-TOUCH (such clients always take this path): a read-only command leaves the
-        # access times of the keys it names as they were (TOUCH excepted). Restoring them here
-        # keeps every lookup on the hot path free of a NO-TOUCH check.
-        saved_access = None
-        if self.no_touch and not cmd.is_write and cmd.name != "touch":
-            access = self.db.access
-            saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
-        dirty = server.dirty
-        started = _perf()
-        try:
-            reply = cmd.handler(self, args)  # type: ignore[misc]
-        except CommandError as err:
-            reply = server.error_reply(err.message, cmd)
-        except Exception as err:
-            reply = server.internal_error(cmd, err)
-        elapsed = _perf() - started
-        if reply is not None and server.propagating:
-            server.persist_if_changed(self, args, dirty)
-        if saved_access is not None:
-            self.db.restore_access(saved_access)
-        if reply is None:
-            return None  # parked: counted when it is served
-        cmd.calls += 1
-        cmd.seconds += elapsed
-        if elapsed > server.slowlog_threshold:
-            server.slowlog_add(self, cmd, args, elapsed)
-        if server.monitors:  # after the command, as Redis: a SELECT shows its new database
-            server.feed_monitors(self, cmd, args)
-        return reply
-
-    # -- transactions and WATCH ---------------------------------------------------------------
-
-    @property
-    def last_command(self) -> str:
-        """The name of the last command run or queued, as CLIENT LIST's ``cmd=`` shows it."""
-        return "NULL" if self.last_cmd is None else self.last_cmd.fullname
-
-    def watched_key_touched(self, db_index: int, key: bytes, by_expiry: bool) -> None:
-        expired_at_watch = self.watched.get((db_index, key))
-        if expired_at_watch is None:
-            return
-        if by_expiry and expired_at_watch:
-            return  # it was already logically gone when WATCHed: nothing changed
-        self.watch_failed = True
-
-    def unwatch_all(self) -> None:
-        keyspace = self.server.keyspace
-        for db_index, key in self.watched:
-            watchers = keyspace[db_index].watchers
-            clients = watchers.get(key)
-            if clients is not None:
-                clients.discard(self)
-                if not clients:
-                    del watchers[key]
-        self.watched.clear()
-        self.watch_failed = False
-
-    def __repr__(self) -> str:
-        return f"<Client id={self.id} addr={self.addr}>"
-
-
+# A multibulk count of a million or more: hiredis would preallocate that list and take seconds
+# to free it, so such a read goes to the exact parser.
 _giant_header = re.compile(rb"\*\d{7}").search
+# A line that hiredis reads as a string although Redis accepts only bulk strings in a request
+# ("+", "(", "=" elements), or as a request although Redis reads only "*" arrays ("~" sets,
+# "%" maps, ">" pushes). The single-byte tests in front of it find most reads free of those
+# bytes at memchr speed; a value that merely contains such a line costs the slower parser,
+# never a wrong result. Every other element type fails the dispatcher's byte-string check.
+_other_line_type = re.compile(rb"\n[+(=~%>]").search
 
 
 def _encoded(request: list[bytes] | None) -> bytes:
@@ -658,21 +346,6 @@ def _encoded(request: list[bytes] | None) -> bytes:
     return b"*%d\r\n%s" % (
         len(request), b"".join([b"$%d\r\n%s\r\n" % (len(a), a) for a in request])
     )
-
-
-def _first_non_bulk(request: list[object]) -> str:
-    """Redis's error for a request element that is not a bulk string (hiredis accepts them)."""
-    for arg in request:
-        if type(arg) is not bytes:
-            return _expected_dollar(arg)
-    return "invalid bulk length"
-
-
-def _expected_dollar(arg: object) -> str:
-    if arg is None:
-        return "invalid bulk length"
-    char = _EXPECTED_TYPE_CHAR.get(type(arg), "-")
-    return f"expected '$', got '{char}'"
 
 
 def _format_address(address: object) -> str:
@@ -685,3 +358,13 @@ def _format_address(address: object) -> str:
     if isinstance(address, str):
         return f"{address}:0"
     return ""
+
+
+def is_loopback(peer: object) -> bool:
+    """A loopback or Unix-socket peer address (protected mode, ``enable-debug-command``)."""
+    if not isinstance(peer, tuple):
+        return True  # unix socket
+    try:
+        return ipaddress.ip_address(peer[0]).is_loopback
+    except ValueError:
+        return False

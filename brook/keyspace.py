@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 # Per value type (the Python class of a stored value), registered by the module that owns it:
 # the name TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
@@ -340,7 +340,7 @@ class Database:
         self.expires: dict[bytes, int] = {}  # key -> absolute deadline in ms
         self.expire_heap: list[tuple[int, bytes]] = []
         # key -> clients WATCHing it; empty for almost every database, so the check is cheap.
-        self.watchers: dict[bytes, set[Client]] = {}
+        self.watchers: dict[bytes, set[Session]] = {}
         self.keyspace = keyspace
         self.avg_ttl = 0
         # The keys' ScanIndex, created by the first SCAN/RANDOMKEY; it lags behind insertions
@@ -410,9 +410,6 @@ class Database:
     def is_expired(self, key: bytes) -> bool:
         deadline = self.expires.get(key)
         return deadline is not None and deadline <= expiry_now()
-
-    def get_expire(self, key: bytes) -> int | None:
-        return self.expires.get(key)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -492,12 +489,8 @@ class Database:
         self.access[key] = self.keyspace.lru_clock
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
-        if self.field_indexes:
-            self.field_indexes.pop(key, None)
-        if self.watchers:
-            self.touch(key)
-        if self.blocking:
-            self.signal_ready(key)
+        if self.field_indexes or self.watchers or self.blocking:
+            self.modified(key, ready=True)
 
     def delete(self, key: bytes) -> bool:
         """Remove a key; True when it existed (an expired key does not count)."""
@@ -586,12 +579,20 @@ class Database:
             for client in clients:
                 client.watched_key_touched(self.index, key, by_expiry)
 
-    def modified(self, key: bytes) -> None:
-        """Commands that change a value in place (INCR on a dict value, HSET...) call this."""
+    def modified(self, key: bytes, ready: bool = False) -> None:
+        """``key``'s value was written, replaced or changed in place: the one place that says
+        what a change means to the keyspace (Redis's signalModifiedKey): WATCHers fail and a
+        cached HSCAN index goes. ``ready``: it may now have something for clients parked on it
+        (Redis's signalKeyAsReady: elements added, the value replaced or gone), who get a look.
+        Commands call it through :func:`brook.notify.written`, which adds the keyspace event
+        and the dirty counter; the keyspace's own writes (set, delete, expiry) call it
+        themselves."""
         if self.field_indexes:
             self.field_indexes.pop(key, None)
         if self.watchers:
             self.touch(key)
+        if ready and self.blocking:
+            self.signal_ready(key)
 
     # -- active expiry ----------------------------------------------------------------------
 
@@ -634,7 +635,6 @@ class Keyspace:
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
-        self.on_flush: list[Callable[[], None]] = []
         # Called with (database, key) after a key expired (the "expired" keyspace event).
         self.on_expired: Callable[[Database, bytes], None] | None = None
         # (database, key) signalled since parked clients were last served, in signal order

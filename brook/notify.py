@@ -1,4 +1,8 @@
-"""Keyspace notifications (``notify-keyspace-events``), as Redis's notify.c.
+"""What a write tells the rest of the server, and keyspace notifications (Redis's notify.c).
+
+:func:`written` is the one call a command makes after it changed a key: the keyspace's signals
+(WATCH, HSCAN index, parked clients: :meth:`brook.keyspace.Database.modified`), the keyspace
+event, and the dirty counter that persistence and save points follow.
 
 A write command calls :func:`notify` with the event's class (g, $, l, h, t, x...), its name
 (``set``, ``lpush``, ``xadd``...) and the key. When the class is enabled, the event is published
@@ -24,12 +28,12 @@ from brook.config import (
 )
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.keyspace import Database
     from brook.server import Server
+    from brook.session import Session
 
 __all__ = ["GENERIC", "STRING", "LIST", "HASH", "STREAM", "EXPIRED", "notify", "expired",
-           "publish_event"]
+           "publish_event", "written"]
 
 GENERIC = NOTIFY_GENERIC
 STRING = NOTIFY_STRING
@@ -39,7 +43,21 @@ STREAM = NOTIFY_STREAM
 EXPIRED = NOTIFY_EXPIRED
 
 
-def notify(client: Client, event_class: int, event: bytes, key: bytes,
+def written(client: Session, key: bytes, event_class: int, event: bytes,
+            changes: int = 1, ready: bool = False) -> None:
+    """``client``'s command changed ``key`` in its database: signal it (``ready``: parked
+    clients may have something now, see :meth:`~brook.keyspace.Database.modified`), publish
+    ``event`` when its class is enabled, and count ``changes`` towards ``dirty``."""
+    db = client.db
+    if db.field_indexes or db.watchers or db.blocking:
+        db.modified(key, ready)
+    server = client.server
+    if server.config.notify_keyspace_events & event_class:
+        notify(client, event_class, event, key)
+    server.dirty += changes
+
+
+def notify(client: Session, event_class: int, event: bytes, key: bytes,
            db_index: int | None = None) -> None:
     """Publish ``event`` on ``key`` when its class is enabled (``db_index``: another database
     than the client's, for MOVE and COPY ... DB)."""
@@ -58,7 +76,7 @@ def expired(server: Server, db: Database, key: bytes) -> None:
 
 
 def publish_event(server: Server, event: bytes, key: bytes, db_index: int,
-                  current: Client | None = None) -> bytes:
+                  current: Session | None = None) -> bytes:
     """Publish on the enabled channels; returns what ``current`` itself receives."""
     flags = server.config.notify_keyspace_events
     own = b""

@@ -20,6 +20,10 @@ loop iteration for the same reason). ``on_delivery`` is called when ``delivered`
 empty, so the server can also schedule that write for publishes made outside any client's
 batch (keyspace events of the expiry cycle).
 
+:class:`Subscribers` is the connection side: a session entering and leaving subscribed mode,
+its subscriptions dropped when it goes, its framing changed by HELLO, and the output buffer
+limits of slow subscribers.
+
 The publishing subscriber itself (a RESP3 client publishing to a channel it listens to, or any
 client inside MULTI/EXEC) is not written to directly: its messages are handed back to the caller,
 which puts them where Redis puts them, in front of the command's own reply.
@@ -27,9 +31,17 @@ which puts them where Redis puts them, in front of the command's own reply.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING
 
 from brook.glob import Matcher, matcher
+from brook.protocol import resp
+from brook.session import Pushed
+
+if TYPE_CHECKING:
+    from brook.server import Server
+    from brook.session import Session
 
 Sink = Callable[[bytes], object]
 ARRAY, PUSH = 0, 1  # subscriber kinds: RESP2 arrays, RESP3 pushes
@@ -201,3 +213,187 @@ def _deliver_around(audience: Audience, frame: bytes, current: Hashable,
             else:
                 write(encoded)
     return len(audience)
+
+
+# ---------------------------------------------------------------------------------------------
+# Subscribers: subscribed mode and slow subscribers
+# ---------------------------------------------------------------------------------------------
+
+_HEADS = {2: b"*3\r\n", 3: b">3\r\n"}
+Counter = Callable[["Session"], int]
+
+
+def global_count(session: Session) -> int:
+    """Redis's clientSubscriptionsCount: channels and patterns count together..."""
+    return len(session.channels) + len(session.patterns)
+
+
+def shard_count(session: Session) -> int:
+    """...and shard channels apart."""
+    return len(session.shard_channels)
+
+
+def _kind(session: Session) -> int:
+    return ARRAY if session.protocol == 2 else PUSH
+
+
+def _confirmation(session: Session, verb: bytes, name: bytes | None, count: int) -> bytes:
+    """A (un)subscribe notification: ``[verb, name, count]``, a nil name when there was
+    nothing to unsubscribe from; a push in RESP3."""
+    shown = resp.null(session.protocol) if name is None else resp.bulk(name)
+    return _HEADS[session.protocol] + resp.bulk(verb) + shown + resp.integer(count)
+
+
+class Subscribers:
+    """Sessions in subscribed mode: their subscriptions and their output limits.
+
+    A session with any subscription is in *subscribed mode*: in RESP2 the dispatcher then only
+    runs the commands Redis allows there, and the client is of the ``pubsub`` class for CLIENT
+    LIST/KILL and for the output buffer limit.
+
+    Delivery. A subscriber's sink is the ``append`` of its ``pubsub_out`` list: a PUBLISH
+    queues the one encoded message there for each subscriber, and when the publisher's batch
+    ends the server writes each reached subscriber's queue at once.
+
+    Slow subscribers. A subscriber that does not read makes its transport buffer grow. The
+    connection is told (``pause_writing``) when that buffer passes the ``client-output-buffer-
+    limit pubsub`` soft limit (the hard one when there is no soft limit), which costs the
+    fan-out nothing. From then on the session is *congested* (in :attr:`slow`) and its limits
+    are checked as Redis's ``checkClientOutputBufferLimits`` does, after every batch of
+    publishes and once per cron tick: at or above the hard limit, or at or above the soft limit
+    for more than soft-seconds, it is disconnected at once, its pending output dropped.
+    """
+
+    def __init__(self, server: Server, registry: Registry) -> None:
+        self.server = server
+        self.registry = registry
+        self.slow: set[Session] = set()
+
+    # -- subscribing ----------------------------------------------------------------------
+
+    def subscribe(self, session: Session, names: list[bytes], mine: dict[bytes, None],
+                  table: Table, verb: bytes, count: Counter) -> bytes:
+        was_subscribed = session.is_subscribed()
+        sink = session.pubsub_out.append
+        kind = _kind(session)
+        parts = []
+        for name in names:
+            if name not in mine:
+                mine[name] = None
+                self.registry.add(table, name, session, sink, kind)
+            parts.append(_confirmation(session, verb, name, count(session)))
+        if not was_subscribed:
+            self.apply_output_limits(session)
+            session.refresh_mode()
+        return Pushed(b"".join(parts))
+
+    def unsubscribe(self, session: Session, names: list[bytes], mine: dict[bytes, None],
+                    table: Table, verb: bytes, count: Counter, notify: bool = True) -> bytes:
+        """Unsubscribe from ``names``, or from everything of this kind when none are given."""
+        was_subscribed = session.is_subscribed()
+        everything = not names
+        if everything:
+            names = list(mine)
+        parts = []
+        for name in names:
+            if name in mine:
+                del mine[name]
+                self.registry.remove(table, name, session)
+            if notify:
+                parts.append(_confirmation(session, verb, name, count(session)))
+        if notify and everything and not names:
+            parts.append(_confirmation(session, verb, None, count(session)))
+        if was_subscribed and not session.is_subscribed():
+            self._left(session)
+        return Pushed(b"".join(parts))
+
+    def _left(self, session: Session) -> None:
+        """The session has just left subscribed mode: a normal client again."""
+        self.slow.discard(session)
+        session.obuf_soft_since = 0
+        session.set_write_limits(0)
+        session.refresh_mode()
+
+    def drop(self, session: Session) -> None:
+        """The session is going (QUIT, CLIENT KILL, disconnection): no channel or pattern may
+        keep a reference to it, and nothing more is sent to it."""
+        self.unsubscribe_all(session)
+        self.slow.discard(session)
+        session.pubsub_out.clear()
+
+    def unsubscribe_all(self, session: Session) -> None:
+        """Drop every subscription, telling nobody (RESET, and :meth:`drop`)."""
+        if session.is_subscribed():
+            registry = self.registry
+            self.unsubscribe(session, [], session.channels, registry.channels, b"",
+                             global_count, False)
+            self.unsubscribe(session, [], session.patterns, registry.patterns, b"",
+                             global_count, False)
+            self.unsubscribe(session, [], session.shard_channels, registry.shard_channels, b"",
+                             shard_count, False)
+
+    def protocol_changed(self, session: Session) -> None:
+        """HELLO switched a subscribed session's protocol: its messages change framing."""
+        registry = self.registry
+        kind = _kind(session)
+        registry.change_kind(registry.channels, session.channels, session, kind)
+        registry.change_kind(registry.patterns, session.patterns, session, kind)
+        registry.change_kind(registry.shard_channels, session.shard_channels, session, kind)
+        session.refresh_mode()
+
+    # -- output limits --------------------------------------------------------------------
+
+    def apply_output_limits(self, session: Session) -> None:
+        """Have the connection told once its unsent output reaches the soft limit (the hard
+        one without a soft limit)."""
+        hard, soft, _ = self.server.config.client_output_buffer_limit["pubsub"]
+        session.set_write_limits(soft or hard)
+
+    def output_limits_changed(self) -> None:
+        """CONFIG SET client-output-buffer-limit: every subscriber gets the new thresholds."""
+        for session in list(self.server.clients.values()):
+            if session.is_subscribed():
+                self.apply_output_limits(session)
+
+    def congested(self, session: Session) -> None:
+        """The subscriber's unsent output passed the threshold (its ``pause_writing``)."""
+        self.slow.add(session)
+        self.enforce_output_limit(session)
+
+    def check_slow(self) -> None:
+        """After each batch of publishes and every cron tick: disconnect the congested
+        sessions that are over their limits."""
+        for session in list(self.slow):
+            self.enforce_output_limit(session)
+
+    def enforce_output_limit(self, session: Session) -> None:
+        """Redis's checkClientOutputBufferLimits for the pubsub class (whole-second soft
+        timer)."""
+        if session.closing or not session.is_subscribed():
+            self.slow.discard(session)
+            return
+        hard, soft, soft_seconds = self.server.config.client_output_buffer_limit["pubsub"]
+        used = (session.write_buffer_size() + sum(map(len, session.pubsub_out))
+                + sum(map(len, session.out)))
+        reached = bool(hard) and used >= hard
+        if soft and used >= soft:
+            now = int(time.time())
+            if not session.obuf_soft_since:
+                session.obuf_soft_since = now
+            elif now - session.obuf_soft_since > soft_seconds:
+                reached = True
+        else:
+            session.obuf_soft_since = 0
+        if reached:
+            self._disconnect(session)
+
+    def _disconnect(self, session: Session) -> None:
+        """Close now and drop what it has not read: its registry entries go when the
+        connection is lost, so this is safe in the middle of a fan-out."""
+        server = self.server
+        line = session.info_line(time.time()).decode("utf-8", "replace")
+        server.log("warning", f"Client {line} scheduled to be closed ASAP for overcoming of "
+                              "output buffer limits.")
+        server.stats["client_output_buffer_limit_disconnections"] += 1
+        self.slow.discard(session)
+        session.abort()

@@ -7,31 +7,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import os
 import resource
 import secrets
 import signal
-import socket
 import sys
 import time
-import traceback
 from collections import deque
-from collections.abc import Callable
 from typing import TextIO
 
 from brook import commands, notify
 from brook.blocking import Blocking
-from brook.commands import pubsub as pubsub_commands
 from brook.commands.registry import COMMANDS, Command
 from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
-from brook.connection import Client
+from brook.connection import Client, is_loopback
+from brook.dispatch import Dispatcher
 from brook.keyspace import Database, Keyspace
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.manager import Persistence, PersistenceError
-from brook.protocol import resp
-from brook.pubsub import Registry
+from brook.pubsub import Registry, Subscribers
+from brook.session import Session
 
 _LOG_MARKS = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -66,7 +62,7 @@ RESERVED_FDS = 32
 class SlowlogEntry:
     __slots__ = ("id", "timestamp", "duration_us", "args", "addr", "name")
 
-    def __init__(self, entry_id: int, duration_us: int, args: list[bytes], client: Client) -> None:
+    def __init__(self, entry_id: int, duration_us: int, args: list[bytes], client: Session) -> None:
         self.id = entry_id
         self.timestamp = int(time.time())
         self.duration_us = duration_us
@@ -110,10 +106,9 @@ class Server:
         self.keyspace.on_expired = self._expired
         self.blocking = Blocking(self)
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
-        # Subscribers whose transport buffer passed the pubsub output threshold: their limits
-        # are checked after each PUBLISH and every cron tick (brook.commands.pubsub).
-        self.slow_subscribers: set[Client] = set()
+        self.subscribers = Subscribers(self, self.pubsub)
         self.command_table = commands.registry.lookup_table()
+        self.dispatcher = Dispatcher(self)
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.monitors: list[Client] = []
@@ -147,8 +142,6 @@ class Server:
         self.listeners: list[asyncio.AbstractServer] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.shutdown_event: asyncio.Event | None = None
-        # Run at shutdown (persistence); ``shutdown_save`` says whether this shutdown saves.
-        self.shutdown_hooks: list[Callable[[], None]] = []
         # Durability: the open AOF (None when appendonly is off) and whether commands record
         # their effects (brook.persistence.effects); ``loading``: a file is being replayed.
         self.aof: AppendOnlyFile | None = None
@@ -201,7 +194,7 @@ class Server:
         elif name == "appendfsync":
             self.persistence.fsync_policy_changed()
         elif name == "client-output-buffer-limit":
-            pubsub_commands.output_limits_changed(self)
+            self.subscribers.output_limits_changed()
         elif name == "maxclients":
             requested = config.maxclients
             self.adjust_open_files_limit()
@@ -258,7 +251,7 @@ class Server:
         if len(self.clients) >= self.config.maxclients:
             self.stats["rejected_connections"] += 1
             return MAX_CLIENTS_REACHED
-        if self.config.protected_mode and not self.config.requirepass and not _is_loopback(peer):
+        if self.config.protected_mode and not self.config.requirepass and not is_loopback(peer):
             self.stats["rejected_connections"] += 1
             return DENIED
         client.id = self.next_client_id
@@ -277,12 +270,9 @@ class Server:
             self.remove_monitor(client)
         self.drop_subscriptions(client)
 
-    def drop_subscriptions(self, client: Client) -> None:
+    def drop_subscriptions(self, client: Session) -> None:
         """The client is going: no channel or pattern may keep a reference to it."""
-        if client.channels or client.patterns or client.shard_channels:
-            pubsub_commands.unsubscribe_all(client)
-        self.slow_subscribers.discard(client)
-        client.pubsub_out.clear()
+        self.subscribers.drop(client)
 
     def flush_subscribers(self) -> None:
         """Write what the last batch published to every subscriber it reached: one write per
@@ -290,18 +280,14 @@ class Server:
         for subscriber in self.pubsub.take_delivered():
             if subscriber.pubsub_out:  # type: ignore[attr-defined]
                 subscriber.write_pending()  # type: ignore[attr-defined]
-        if self.slow_subscribers:
-            pubsub_commands.check_slow_subscribers(self)
+        if self.subscribers.slow:
+            self.subscribers.check_slow()
 
     def _schedule_subscriber_flush(self) -> None:
         """A first publish since the last flush: the publisher's batch end normally writes it
         (Client.flush); this covers publishes outside any batch, such as expiry events."""
         if self.loop is not None:
             self.loop.call_soon(self.flush_subscribers)
-
-    def subscriber_congested(self, client: Client) -> None:
-        """A subscriber's pending output passed the pubsub threshold (its pause_writing)."""
-        pubsub_commands.congested(client)
 
     def add_monitor(self, client: Client) -> None:
         client.is_monitor = True
@@ -316,7 +302,7 @@ class Server:
         for other in self.clients.values():
             other.refresh_mode()
 
-    def feed_monitors(self, client: Client, cmd: Command, args: list[bytes]) -> None:
+    def feed_monitors(self, client: Session, cmd: Command, args: list[bytes]) -> None:
         """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis
         does. Administrative commands are never shown and secrets are redacted, as in Redis."""
         if "admin" in cmd.flags or "skip_monitor" in cmd.flags:
@@ -354,23 +340,8 @@ class Server:
         self.stats["total_error_replies"] += 1
         self.errorstats[code] = self.errorstats.get(code, 0) + 1
 
-    def error_reply(self, message: str, cmd: Command | None, rejected: bool = False) -> bytes:
-        """Encode an error reply and count it (errorstats, failed/rejected calls)."""
-        code = message.split(" ", 1)[0]
-        self.count_error(code)
-        if cmd is not None:
-            if rejected:
-                cmd.rejected_calls += 1
-            else:
-                cmd.failed_calls += 1
-        return resp.error(message)
-
-    def internal_error(self, cmd: Command, err: Exception) -> bytes:
-        self.log("warning", f"Internal error in {cmd.fullname}: {traceback.format_exc()}")
-        return self.error_reply(f"ERR internal error in '{cmd.fullname}': {type(err).__name__}", cmd)
-
     def slowlog_add(
-        self, client: Client, cmd: Command, args: list[bytes], elapsed: float
+        self, client: Session, cmd: Command, args: list[bytes], elapsed: float
     ) -> None:
         """A command ran longer than :attr:`slowlog_threshold`: record it in the slow log and/or
         as a latency sample, whichever thresholds it reached."""
@@ -531,24 +502,6 @@ class Server:
         self.propagating = aof is not None
         self.check_aof_status()
 
-    def persist_if_changed(self, client: Client, request: list[bytes], dirty: int) -> None:
-        """After a command off the hot path (the general path, a parked client served later):
-        persist it when it changed something since ``server.dirty`` was ``dirty``."""
-        if self.propagating and (self.dirty != dirty or client.effects is not None):
-            self.persist(client, request)
-
-    def persist(self, client: Client, request: list[bytes]) -> None:
-        """Record what a command changed: its declared effects, else the request itself."""
-        effects = client.effects
-        client.effects = None
-        aof = self.aof
-        if aof is None:
-            return
-        if effects is None:
-            aof.feed(client.db.index, (request,))
-        elif effects:
-            aof.feed(client.db.index, effects)
-
     def defer_flush(self, client: Client) -> None:
         """Hold ``client``'s replies until the AOF holds what its commands changed: every
         client served in this turn of the event loop is answered after one write (and with
@@ -637,17 +590,6 @@ class Server:
                 self.log("warning", "Errors trying to shut down the server. Check the logs "
                          "for more information.")
                 return False
-        for hook in self.shutdown_hooks:
-            try:
-                hook()
-            except Exception:
-                self.log("warning", f"Error during shutdown: {traceback.format_exc()}")
-                if not force:
-                    self.log(
-                        "warning",
-                        "Errors trying to shut down the server. Check the logs for more information.",
-                    )
-                    return False
         for listener in self.listeners:
             listener.close()
         for client in list(self.clients.values()):
@@ -675,8 +617,8 @@ class Server:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.lru_clock = int(time.time())
             self.persistence.tick()
-            if self.slow_subscribers:  # soft limits expire even when nothing more is published
-                pubsub_commands.check_slow_subscribers(self)
+            if self.subscribers.slow:  # soft limits expire even when nothing is published
+                self.subscribers.check_slow()
             now = time.monotonic()
             if now - self._last_client_check >= 1.0:
                 # Redis checks each client about once a second; its timeout is in seconds too.
@@ -712,7 +654,7 @@ class Server:
         return self._rate(2) / 1024, self._rate(3) / 1024
 
 
-def _is_waiting(client: Client) -> bool:
+def _is_waiting(client: Session) -> bool:
     """Blocked and Pub/Sub clients are exempt from the idle timeout, as in Redis."""
     return bool(client.blocked is not None or client.channels or client.patterns
                 or client.shard_channels)
@@ -742,26 +684,6 @@ def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
                 shown[index + 1] = REDACTED
         return shown
     return args
-
-
-def _is_loopback(peer: object) -> bool:
-    if not isinstance(peer, tuple):
-        return True  # unix socket
-    try:
-        return ipaddress.ip_address(peer[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def is_local(client: Client) -> bool:
-    """A loopback or Unix-socket connection (for ``enable-debug-command local``)."""
-    transport = client.transport
-    if transport is None:
-        return False
-    sock = transport.get_extra_info("socket")
-    if sock is not None and sock.family == socket.AF_UNIX:
-        return True
-    return _is_loopback(transport.get_extra_info("peername"))
 
 
 _REPR_ESCAPES = {

@@ -18,8 +18,17 @@ import redis
 
 from tests.conftest import ServerProcess
 
+# What a parked XREADGROUP gets when its stream or group goes. Redis 7.0 sent these texts;
+# Redis >= 7.2 runs the command again, which answers as it would at once (Brook follows that).
 UNBLOCKED_NO_KEY = "UNBLOCKED the stream key no longer exists"
 NOGROUP_BLOCKED = "NOGROUP the consumer group this client was blocked on no longer exists"
+NOGROUP_RERUN = "NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+
+def reexecuted(server: ServerProcess) -> bool:
+    """Does this server run a parked command again when its key changes (Redis >= 7.2)?"""
+    return server.kind == "brook" or server.version >= (7, 2)
 
 
 def encode(*args: bytes | str | int) -> bytes:
@@ -339,19 +348,43 @@ def test_group_readers_are_served_in_arrival_order(r, waiting) -> None:
     ["UNLINK", "s"],
     ["EXPIRE", "s", "0"],
 ])
-def test_group_reader_is_unblocked_when_the_stream_goes(r, waiting, change: list[str]) -> None:
+def test_group_reader_is_unblocked_when_the_stream_goes(server, r, waiting,
+                                                        change: list[str]) -> None:
     _group(r)
     reader = _park_group_reader(r, waiting)
     r.execute_command(*change)
-    assert error_text(reader.reply()) == UNBLOCKED_NO_KEY
+    if not reexecuted(server):
+        expected = UNBLOCKED_NO_KEY
+    else:
+        expected = WRONGTYPE if change[0] == "SET" else NOGROUP_RERUN
+    assert error_text(reader.reply()) == expected
     parked(r, 0)
+    if reexecuted(server):  # counted once, as a failed call, when it is unblocked
+        stats = r.info("commandstats")["cmdstat_xreadgroup"]
+        assert (stats["calls"], stats["failed_calls"]) == (1, 1)
 
 
-def test_group_reader_is_told_when_its_group_is_destroyed(r, waiting) -> None:
+def test_group_reader_is_told_when_its_group_is_destroyed(server, r, waiting) -> None:
     _group(r)
     reader = _park_group_reader(r, waiting)
     r.xgroup_destroy("s", "g")
-    assert error_text(reader.reply()) == NOGROUP_BLOCKED
+    expected = NOGROUP_RERUN if reexecuted(server) else NOGROUP_BLOCKED
+    assert error_text(reader.reply()) == expected
+
+
+def test_group_reader_of_a_stream_replaced_by_a_stream_without_its_group(server, r,
+                                                                         waiting) -> None:
+    """A MULTI that deletes the stream and creates another one under the same key: the group
+    is gone, so the reader gets NOGROUP (Redis >= 7.2 runs it again against the new stream)."""
+    _group(r)
+    reader = _park_group_reader(r, waiting)
+    pipe = r.pipeline(transaction=True)
+    pipe.delete("s")
+    pipe.xadd("s", {"a": "1"}, id="1-1")
+    pipe.execute()
+    expected = NOGROUP_RERUN if reexecuted(server) else NOGROUP_BLOCKED
+    assert error_text(reader.reply()) == expected
+    parked(r, 0)
 
 
 def test_group_reader_of_a_stream_renamed_onto_its_key(r, waiting) -> None:
@@ -832,3 +865,84 @@ def test_blmovem_exactly_waits_for_enough_elements_and_lets_others_pass(r, waiti
     timed = waiting()
     timed.send("BLMOVEM", "src", "dst", "LEFT", "LEFT", "COUNT", 2, "OBO", "0.05")
     assert timed.raw() == b"*-1\r\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# What introspection shows of a parked command (Redis's introspection.tcl, slowlog.tcl and
+# info.tcl: "MONITOR log blocked command only once", "blocking command is reported only after
+# unblocked", "errorstats: blocking commands")
+# ---------------------------------------------------------------------------------------------
+
+
+def _monitor_lines(monitor: Waiting, count: int) -> list[str]:
+    """The next ``count`` MONITOR lines, leaving out the test's INFO polling and the
+    connection set-up of redis-py (CLIENT SETINFO, which Redis 7.0 does not know)."""
+    lines: list[str] = []
+    while len(lines) < count:
+        line = monitor.reply()
+        assert isinstance(line, bytes), line
+        text = line.decode()
+        if '"info"' not in text.lower() and '"client"' not in text.lower():
+            lines.append(text)
+    return lines
+
+
+def test_monitor_shows_a_blocked_command_once_when_it_is_run(r, waiting) -> None:
+    monitor = waiting()
+    assert monitor.call("MONITOR") == b"OK"
+    popper = waiting()
+    popper.send("BLPOP", "mylist", 0)
+    parked(r, 1)
+    r.lpush("mylist", "1")
+    assert popper.reply() == [b"mylist", b"1"]
+    r.lpush("mylist", "2")
+    blpop, first, second = _monitor_lines(monitor, 3)
+    assert '"blpop" "mylist" "0"' in blpop.lower()
+    assert '"lpush" "mylist" "1"' in first.lower()
+    assert '"lpush" "mylist" "2"' in second.lower()
+    assert monitor.nothing()
+
+
+def test_slowlog_has_a_blocked_command_only_once_it_is_unblocked(r, waiting) -> None:
+    r.config_set("slowlog-log-slower-than", 0)
+    r.slowlog_reset()
+    popper = waiting()
+    popper.send("BLPOP", "mylist", 0)
+    parked(r, 1)
+    assert not [e for e in r.slowlog_get(128) if e["command"].startswith(b"BLPOP")]
+    r.lpush("mylist", "1")
+    assert popper.reply() == [b"mylist", b"1"]
+    logged = [e for e in r.slowlog_get(128) if e["command"].startswith(b"BLPOP")]
+    assert [e["command"] for e in logged] == [b"BLPOP mylist 0"]
+
+
+@pytest.mark.parametrize("ending", ["served", "timeout", "unblock timeout", "unblock error"])
+def test_commandstats_count_a_blocked_command_once(r, waiting, ending: str) -> None:
+    popper = waiting()
+    popper_id = popper.client_id()
+    r.config_resetstat()
+    popper.send("BLPOP", "mylist", 0.1 if ending == "timeout" else 0)
+    if ending != "timeout":
+        parked(r, 1)
+    if ending == "served":
+        r.lpush("mylist", "1")
+        assert popper.reply() == [b"mylist", b"1"]
+    elif ending == "timeout":
+        assert popper.reply() is None
+    else:
+        r.client_unblock(popper_id, error=ending == "unblock error")
+        reply = popper.reply()
+        if ending == "unblock error":
+            assert error_text(reply) == "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+        else:
+            assert reply is None
+    parked(r, 0)
+    stats = r.info("commandstats")["cmdstat_blpop"]
+    failed = int(ending == "unblock error")
+    assert (stats["calls"], stats["rejected_calls"], stats["failed_calls"]) == (1, 0, failed)
+    errors = r.info("errorstats")
+    if failed:
+        assert errors["errorstat_UNBLOCKED"]["count"] == 1
+        assert r.info("stats")["total_error_replies"] == 1
+    else:
+        assert "errorstat_UNBLOCKED" not in errors

@@ -130,6 +130,74 @@ def test_commands_before_a_protocol_error_are_answered(raw):
     assert reply == b"+PONG\r\n$2\r\nok\r\n-ERR Protocol error: invalid bulk length\r\n<CLOSED>"
 
 
+# A malformed request never runs: each frame below is a SET of key k whose value (or name, or
+# header) is not framed as Redis frames requests, alone, after a valid request in the same read,
+# with values that contain CRLFs, and cut across reads. hiredis reads most of them as a valid
+# array of strings; Redis rejects them before running anything.
+_MALFORMED_SETS = [
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n+v\r\n",  # a simple string for the value
+    b"*3\r\n$3\r\nSET\r\n+k\r\n$1\r\nv\r\n",  # ... for the key
+    b"*3\r\n+SET\r\n$1\r\nk\r\n$1\r\nv\r\n",  # ... for the name
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n(12\r\n",  # a big number
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n=5\r\ntxt:v\r\n",  # a verbatim string
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n:5\r\n",  # an integer
+    b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n_\r\n",  # a RESP3 null
+    # A simple string balanced by a value holding a CRLF: the CRLF count alone looks right.
+    b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n+v\r\n",
+]
+
+
+def _malformed_reply(server, payload: bytes) -> bytes:
+    conn = RawConnection(server.port)
+    try:
+        return conn.request(payload, until=b"<CLOSED>", timeout=2)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("frame", _MALFORMED_SETS)
+@pytest.mark.parametrize("before", [b"", encode(b"PING")])
+def test_a_malformed_request_changes_nothing(server, r, frame, before):
+    """Redis answers what precedes the bad request and the protocol error, and never runs it."""
+    reply = _malformed_reply(server, before + frame)
+    assert reply.startswith(b"+PONG\r\n" if before else b"-ERR Protocol error: ")
+    assert reply.endswith(b"\r\n<CLOSED>") and b"-ERR Protocol error: " in reply
+    assert r.exists("k") == 0
+    assert r.info("commandstats").get("cmdstat_set") is None
+
+
+@pytest.mark.parametrize("frame", _MALFORMED_SETS[:2])
+def test_a_malformed_request_after_a_cut_read_changes_nothing(server, r, frame):
+    """The malformed request arrives in two reads, after a complete one in the first read."""
+    conn = RawConnection(server.port)
+    payload = encode(b"SET", b"before", b"1") + frame
+    cut = len(encode(b"SET", b"before", b"1")) + 5
+    conn.send(payload[:cut])
+    time.sleep(0.05)
+    reply = conn.request(payload[cut:], until=b"<CLOSED>", timeout=2)
+    conn.close()
+    assert reply.startswith(b"+OK\r\n-ERR Protocol error: ") or reply.startswith(b"-ERR Protocol")
+    assert r.exists("before") == 1
+    assert r.exists("k") == 0
+
+
+@pytest.mark.parametrize("frame", _MALFORMED_SETS[:2])
+def test_a_malformed_request_inside_multi_changes_nothing(server, r, frame):
+    """Queued commands of a transaction cut short by a protocol error never run."""
+    reply = _malformed_reply(server, encode(b"MULTI") + encode(b"SET", b"q", b"1") + frame
+                             + encode(b"EXEC"))
+    assert reply.startswith(b"+OK\r\n+QUEUED\r\n-ERR Protocol error: ")
+    assert r.exists("q") == 0 and r.exists("k") == 0
+
+
+def test_values_that_look_like_other_frames_are_stored_unchanged(raw, r):
+    """The exact parser takes reads whose values contain such bytes: they still work."""
+    value = b"x\r\n+y\r\n(1\r\n=5\r\n~2\r\n:3"
+    assert raw.request(encode(b"SET", b"k", value) + encode(b"GET", b"k")) == (
+        b"+OK\r\n$%d\r\n%s\r\n" % (len(value), value)
+    )
+
+
 def test_nul_byte_keeps_an_inline_request_incomplete(raw):
     assert raw.request(b"ECHO a\x00b\r\nPING\r\n", timeout=0.3) == b""
     reply = raw.request(b"A" * (64 * 1024 + 10), until=b"<CLOSED>", timeout=2)

@@ -1,7 +1,7 @@
 """The AOF rewrite (brook.persistence.rewrite): replaying its commands into an empty server
 reproduces every database exactly, as the inspection commands see it.
 
-In-process: servers are built but never listen, commands run through ``Client.execute``, and
+In-process: servers are built but never listen, commands run through the dispatcher on sessions that are never connected, and
 the clock is frozen (then moved by hand) so that idle times compare byte for byte. The rich
 state and the comparison helpers are shared with the snapshot tests.
 """
@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brook.config import Config
-from brook.connection import Client
 from brook.persistence.aof import encode_command
 from brook.persistence.rewrite import ITEMS_PER_CMD, rewrite_commands
 from brook.server import Server
+from brook.session import Session
 
 T0 = 1_700_000_000.0  # the frozen clock's start (s)
 
@@ -47,6 +47,13 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     frozen = Clock()
     monkeypatch.setattr(time, "time", frozen)
     return frozen
+
+
+class Client(Session):
+    """A session that is never connected: requests go straight to the dispatcher."""
+
+    def execute(self, args: list[bytes]) -> bytes | None:
+        return self.server.dispatcher.execute(self, args)
 
 
 def new_client() -> Client:

@@ -8,13 +8,11 @@ what is really buffered (query buffer, queued MULTI arguments, pending output).
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from brook import connection as connection_module
 from brook.commands.args import parse_int, text
 from brook.commands.connection import check_client_name
 from brook.commands.introspection import help_reply
@@ -25,16 +23,11 @@ from brook.commands.registry import (
     container,
     subcommand_error,
 )
-from brook.connection import REPLY_OFF, REPLY_ON, REPLY_SKIP
 from brook.protocol import resp
+from brook.session import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 
 if TYPE_CHECKING:
-    from brook.connection import Client
-    from brook.server import Server
-
-# CLIENT REPLY SKIP silences the *next* command; the connection treats this mode as "skip
-# after the current command" when it offers it, and as plain SKIP otherwise.
-REPLY_SKIP_NEXT = getattr(connection_module, "REPLY_SKIP_NEXT", REPLY_SKIP)
+    from brook.session import Session
 
 _CLIENT_TYPES = {b"normal": "normal", b"slave": "replica", b"replica": "replica",
                  b"master": "master", b"pubsub": "pubsub"}
@@ -53,101 +46,10 @@ _ADMIN_ACL = "@admin @slow @dangerous @connection"
 # ---------------------------------------------------------------------------------------------
 
 
-def subscription_counts(client: Client) -> tuple[int, int, int]:
-    """Channels, patterns and shard channels the client is subscribed to (Pub/Sub)."""
-    return (
-        len(getattr(client, "channels", ())),
-        len(getattr(client, "patterns", ())),
-        len(getattr(client, "shard_channels", ())),
-    )
-
-
-def client_type(client: Client) -> str:
-    """Redis's getClientType: MONITOR clients count as normal ones."""
-    return "pubsub" if any(subscription_counts(client)) else "normal"
-
-
-def _is_unix(client: Client) -> bool:
-    transport = client.transport
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    return sock is not None and sock.family == socket.AF_UNIX
-
-
-def client_flags(client: Client) -> str:
-    """The flag letters, in Redis's order; ``N`` when none applies."""
-    letters = ""
-    if client.is_monitor:
-        letters += "O"
-    if any(subscription_counts(client)):
-        letters += "P"
-    if client.in_multi:
-        letters += "x"
-    if getattr(client, "blocked", False):
-        letters += "b"
-    if client.watch_failed:
-        letters += "d"
-    if client.closing:
-        letters += "c"
-    if _is_unix(client):
-        letters += "U"
-    if client.no_evict:
-        letters += "e"
-    if client.no_touch:
-        letters += "T"
-    return letters or "N"
-
-
-def client_line(client: Client, now: float, current_args: list[bytes] | None = None) -> bytes:
-    """One CLIENT LIST line (without the newline). ``current_args`` are the arguments of the
-    command being run, for the calling client's ``argv-mem``."""
-    sub, psub, ssub = subscription_counts(client)
-    query_buffer = client.parser.buffered() if client.parser is not None else 0
-    argv_mem = sum(len(a) for a in current_args) if current_args else 0
-    multi_mem = sum(len(a) for _, queued in client.multi_queue for a in queued)
-    transport = client.transport
-    pending = transport.get_write_buffer_size() if transport is not None else 0
-    reading = transport is not None and not transport.is_closing() and transport.is_reading()
-    events = ("r" if reading else "") + ("w" if pending else "")
-    fields = [
-        b"id=%d" % client.id,
-        b"addr=" + client.addr.encode(),
-        b"laddr=" + client.laddr.encode(),
-        b"fd=%d" % client.fd,
-        b"name=" + client.name,
-        b"age=%d" % int(now - client.created),
-        b"idle=%d" % int(now - client.last_interaction),
-        b"flags=" + client_flags(client).encode(),
-        b"db=%d" % client.db.index,
-        b"sub=%d" % sub,
-        b"psub=%d" % psub,
-        b"ssub=%d" % ssub,
-        b"multi=%d" % (len(client.multi_queue) if client.in_multi else -1),
-        b"watch=%d" % len(client.watched),
-        b"qbuf=%d" % query_buffer,
-        b"qbuf-free=0",
-        b"argv-mem=%d" % argv_mem,
-        b"multi-mem=%d" % multi_mem,
-        b"rbs=0",
-        b"rbp=0",
-        b"obl=%d" % pending,
-        b"oll=0",
-        b"omem=%d" % pending,
-        b"tot-mem=%d" % (query_buffer + argv_mem + multi_mem + pending),
-        b"events=" + events.encode(),
-        b"cmd=" + client.last_command.encode(),
-        b"user=default",
-        b"redir=-1",
-        b"resp=%d" % client.protocol,
-        b"lib-name=" + client.lib_name,
-        b"lib-ver=" + client.lib_ver,
-    ]
-    return b" ".join(fields)
-
-
-def _list_reply(client: Client, clients: Iterable[Client], args: list[bytes]) -> bytes:
+def _list_reply(client: Session, clients: Iterable[Session], args: list[bytes]) -> bytes:
     now = time.time()
     lines = b"".join(
-        client_line(c, now, args if c is client else None) + b"\n" for c in clients
+        c.info_line(now, args if c is client else None) + b"\n" for c in clients
     )
     return resp.encode(resp.Verbatim(lines), client.protocol)
 
@@ -159,13 +61,13 @@ def _list_reply(client: Client, clients: Iterable[Client], args: list[bytes]) ->
 
 @command("client|id", arity=2, flags=_CONN, acl=_CONN_ACL, since="5.0.0",
          summary="Returns the unique client ID of the connection.", syntax="")
-def client_id(client: Client, args: list[bytes]) -> bytes:
+def client_id(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(client.id)
 
 
 @command("client|setname", arity=3, flags=_CONN, acl=_CONN_ACL, since="2.6.9",
          summary="Sets the connection name.", syntax="connection-name")
-def client_setname(client: Client, args: list[bytes]) -> bytes:
+def client_setname(client: Session, args: list[bytes]) -> bytes:
     check_client_name(args[2])
     client.name = args[2]
     return resp.OK
@@ -173,14 +75,14 @@ def client_setname(client: Client, args: list[bytes]) -> bytes:
 
 @command("client|getname", arity=2, flags=_CONN, acl=_CONN_ACL, since="2.6.9",
          summary="Returns the name of the connection.", syntax="")
-def client_getname(client: Client, args: list[bytes]) -> bytes:
+def client_getname(client: Session, args: list[bytes]) -> bytes:
     return resp.bulk_or_null(client.name or None, client.protocol)
 
 
 @command("client|setinfo", arity=4, flags=_CONN, acl=_CONN_ACL, since="7.2.0",
          summary="Sets information specific to the client or connection.",
          syntax="LIB-NAME libname | LIB-VER libver")
-def client_setinfo(client: Client, args: list[bytes]) -> bytes:
+def client_setinfo(client: Session, args: list[bytes]) -> bytes:
     attribute = args[2].lower()
     if attribute not in (b"lib-name", b"lib-ver"):
         raise CommandError(f"ERR Unrecognized option '{text(args[2])}'")
@@ -213,11 +115,11 @@ def _parse_type(arg: bytes) -> str:
          summary="Lists open connections.",
          complexity="O(N) where N is the number of client connections",
          syntax="[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id [client-id ...]]")
-def client_list(client: Client, args: list[bytes]) -> bytes:
+def client_list(client: Session, args: list[bytes]) -> bytes:
     clients = client.server.clients
     if len(args) == 4 and args[2].lower() == b"type":
         kind = _parse_type(args[3])
-        return _list_reply(client, (c for c in clients.values() if client_type(c) == kind), args)
+        return _list_reply(client, (c for c in clients.values() if c.client_type() == kind), args)
     if len(args) > 3 and args[2].lower() == b"id":
         ids = [parse_int(a, "ERR Invalid client ID") for a in args[3:]]
         found = (clients[i] for i in ids if i in clients)
@@ -229,7 +131,7 @@ def client_list(client: Client, args: list[bytes]) -> bytes:
 
 @command("client|info", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.2.0",
          summary="Returns information about the connection.", syntax="")
-def client_info(client: Client, args: list[bytes]) -> bytes:
+def client_info(client: Session, args: list[bytes]) -> bytes:
     return _list_reply(client, [client], args)
 
 
@@ -244,12 +146,12 @@ class KillFilter:
     skip_me: bool = True
     max_age: int = 0
 
-    def matches(self, candidate: Client, caller: Client, now: float) -> bool:
+    def matches(self, candidate: Session, caller: Session, now: float) -> bool:
         if self.skip_me and candidate is caller:
             return False
         if self.client_id is not None and candidate.id != self.client_id:
             return False
-        if self.kind is not None and client_type(candidate) != self.kind:
+        if self.kind is not None and candidate.client_type() != self.kind:
             return False
         if self.addr is not None and candidate.addr != self.addr:
             return False
@@ -289,7 +191,7 @@ def _parse_kill_filter(args: list[bytes]) -> KillFilter:
     return found
 
 
-def _kill(target: Client, caller: Client) -> None:
+def _kill(target: Session, caller: Session) -> None:
     """The caller itself is closed after its reply; others at once."""
     if target is caller:
         caller.close()
@@ -303,8 +205,8 @@ def _kill(target: Client, caller: Client) -> None:
          syntax="ip:port | [ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] "
                 "[USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO] "
                 "[MAXAGE maxage]")
-def client_kill(client: Client, args: list[bytes]) -> bytes:
-    server: Server = client.server
+def client_kill(client: Session, args: list[bytes]) -> bytes:
+    server = client.server
     if len(args) == 3:
         # The old form: one address, and a client may kill itself.
         address = text(args[2])
@@ -334,7 +236,7 @@ def client_kill(client: Client, args: list[bytes]) -> bytes:
          summary="Unblocks a client blocked by a blocking command from a different connection.",
          complexity="O(log N) where N is the number of client connections",
          syntax="client-id [TIMEOUT | ERROR]")
-def client_unblock(client: Client, args: list[bytes]) -> bytes:
+def client_unblock(client: Session, args: list[bytes]) -> bytes:
     client_id = parse_int(args[2])
     with_error = False
     if len(args) == 4:
@@ -358,7 +260,7 @@ def client_unblock(client: Client, args: list[bytes]) -> bytes:
 
 @command("client|reply", arity=3, flags=_CONN, acl=_CONN_ACL, since="3.2.0",
          summary="Instructs the server whether to reply to commands.", syntax="ON | OFF | SKIP")
-def client_reply(client: Client, args: list[bytes]) -> bytes:
+def client_reply(client: Session, args: list[bytes]) -> bytes:
     mode = args[2].lower()
     if mode == b"on":
         client.reply_mode = REPLY_ON
@@ -386,7 +288,7 @@ def _on_off(arg: bytes) -> bool:
 
 @command("client|no-evict", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="7.0.0",
          summary="Sets the client eviction mode of the connection.", syntax="ON | OFF")
-def client_no_evict(client: Client, args: list[bytes]) -> bytes:
+def client_no_evict(client: Session, args: list[bytes]) -> bytes:
     client.no_evict = _on_off(args[2])
     return resp.OK
 
@@ -396,7 +298,7 @@ def client_no_evict(client: Client, args: list[bytes]) -> bytes:
          summary="Controls whether commands sent by the client affect the LRU/LFU of accessed "
                  "keys.",
          syntax="ON | OFF")
-def client_no_touch(client: Client, args: list[bytes]) -> bytes:
+def client_no_touch(client: Session, args: list[bytes]) -> bytes:
     client.no_touch = _on_off(args[2])
     client.refresh_mode()  # its commands take the general path, which honours NO-TOUCH
     return resp.OK
@@ -411,7 +313,7 @@ def client_no_touch(client: Client, args: list[bytes]) -> bytes:
          summary="Returns information about server-assisted client-side caching for the "
                  "connection.",
          syntax="")
-def client_trackinginfo(client: Client, args: list[bytes]) -> bytes:
+def client_trackinginfo(client: Session, args: list[bytes]) -> bytes:
     return resp.encode(
         resp.Map({"flags": resp.RSet([b"off"]), "redirect": -1, "prefixes": []}),
         client.protocol,
@@ -422,7 +324,7 @@ def client_trackinginfo(client: Client, args: list[bytes]) -> bytes:
          summary="Returns the client ID to which the connection's tracking notifications are "
                  "redirected.",
          syntax="")
-def client_getredir(client: Client, args: list[bytes]) -> bytes:
+def client_getredir(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(-1)
 
 
@@ -479,5 +381,5 @@ _CLIENT_HELP = [
 
 @command("client|help", arity=2, flags="loading stale", acl="@slow @connection", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def client_help(client: Client, args: list[bytes]) -> bytes:
+def client_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_CLIENT_HELP)

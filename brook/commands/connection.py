@@ -6,14 +6,13 @@ import hmac
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
-from brook.commands.pubsub import is_subscribed, protocol_changed, unsubscribe_all
 from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command
 from brook.config import VERSION
-from brook.connection import REPLY_ON
 from brook.protocol import resp
+from brook.session import REPLY_ON
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 _SUBSCRIBED_PONG = b"*2\r\n$4\r\npong\r\n"  # PING in RESP2 subscribed mode: ["pong", message]
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
@@ -27,7 +26,7 @@ def check_client_name(name: bytes) -> None:
             raise CommandError(BAD_CLIENT_NAME)
 
 
-def authenticate(client: Client, username: bytes, password: bytes) -> None:
+def authenticate(client: Session, username: bytes, password: bytes) -> None:
     """Check credentials against ``requirepass`` (the only user is ``default``)."""
     required = client.server.config.requirepass
     valid = username == b"default" and (
@@ -44,12 +43,12 @@ def authenticate(client: Client, username: bytes, password: bytes) -> None:
     "ping", arity=-1, flags="fast", acl="@fast @connection", group="connection",
     summary="Returns the server's liveliness response.", syntax="[message]",
 )
-def ping(client: Client, args: list[bytes]) -> bytes:
+def ping(client: Session, args: list[bytes]) -> bytes:
     if len(args) > 2:  # arity is -1 in the table, as in Redis, which checks the maximum here
         raise CommandError("ERR wrong number of arguments for 'ping' command")
-    # A RESP2 subscriber always takes the general path (Client.refresh_mode), so the fast path
-    # pays one attribute test here.
-    if client.slow and client.protocol == 2 and is_subscribed(client):
+    # A RESP2 subscriber is always slow (Session.refresh_mode), so the fast path pays one
+    # attribute test here.
+    if client.slow and client.protocol == 2 and client.is_subscribed():
         return _SUBSCRIBED_PONG + resp.bulk(args[1] if len(args) == 2 else b"")
     if len(args) == 1:
         return resp.PONG
@@ -60,7 +59,7 @@ def ping(client: Client, args: list[bytes]) -> bytes:
     "echo", arity=2, flags="fast loading stale", acl="@fast @connection", group="connection",
     summary="Returns the given string.", syntax="message",
 )
-def echo(client: Client, args: list[bytes]) -> bytes:
+def echo(client: Session, args: list[bytes]) -> bytes:
     return resp.bulk(args[1])
 
 
@@ -69,7 +68,7 @@ def echo(client: Client, args: list[bytes]) -> bytes:
     acl="@fast @connection", group="connection", since="1.0.0",
     summary="Closes the connection.", syntax="",
 )
-def quit_(client: Client, args: list[bytes]) -> bytes:
+def quit_(client: Session, args: list[bytes]) -> bytes:
     client.close()
     return resp.OK
 
@@ -78,7 +77,7 @@ def quit_(client: Client, args: list[bytes]) -> bytes:
     "select", arity=2, flags="loading stale fast", acl="@fast @connection",
     group="connection", summary="Changes the selected database.", syntax="index",
 )
-def select(client: Client, args: list[bytes]) -> bytes:
+def select(client: Session, args: list[bytes]) -> bytes:
     index = parse_int(args[1])
     if not 0 <= index < len(client.server.keyspace):
         raise CommandError(DB_INDEX_OUT_OF_RANGE)
@@ -91,7 +90,7 @@ def select(client: Client, args: list[bytes]) -> bytes:
     acl="@fast @connection", group="connection", since="1.0.0",
     summary="Authenticates the connection.", syntax="[username] password",
 )
-def auth(client: Client, args: list[bytes]) -> bytes:
+def auth(client: Session, args: list[bytes]) -> bytes:
     if len(args) > 3:
         raise CommandError("ERR syntax error")
     if len(args) == 2 and not client.server.config.requirepass:
@@ -110,7 +109,7 @@ def auth(client: Client, args: list[bytes]) -> bytes:
     summary="Handshakes with the Redis server.",
     syntax="[protover [AUTH username password] [SETNAME clientname]]",
 )
-def hello(client: Client, args: list[bytes]) -> bytes:
+def hello(client: Session, args: list[bytes]) -> bytes:
     protocol = client.protocol
     if len(args) >= 2:
         protocol = parse_int(args[1], "ERR Protocol version is not an integer or out of range")
@@ -145,8 +144,8 @@ def hello(client: Client, args: list[bytes]) -> bytes:
         client.name = name
     if protocol != client.protocol:
         client.protocol = protocol
-        if is_subscribed(client):
-            protocol_changed(client)  # its messages change framing; RESP2 restricts it
+        if client.is_subscribed():  # its messages change framing; RESP2 restricts it
+            client.server.subscribers.protocol_changed(client)
     return resp.encode(
         resp.Map(
             {
@@ -168,9 +167,9 @@ def hello(client: Client, args: list[bytes]) -> bytes:
     acl="@fast @connection", group="connection", since="6.2.0",
     summary="Resets the connection.", syntax="",
 )
-def reset(client: Client, args: list[bytes]) -> bytes:
+def reset(client: Session, args: list[bytes]) -> bytes:
     server = client.server
-    unsubscribe_all(client)
+    server.subscribers.unsubscribe_all(client)
     client.in_multi = False
     client.multi_queue.clear()
     client.multi_error = False

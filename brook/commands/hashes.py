@@ -18,14 +18,14 @@ from brook.commands.strings import (
     long_double_from_int,
     parse_long_double,
 )
-from brook.notify import GENERIC, HASH, notify
+from brook.notify import GENERIC, HASH, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.hash import Hash
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.keyspace import Database
+    from brook.session import Session
 
 HASH_NOT_INTEGER = "ERR hash value is not an integer"
 HASH_NOT_FLOAT = "ERR hash value is not a float"
@@ -54,7 +54,7 @@ def _write_hash_or_create(db: Database, key: bytes) -> Hash:
     return created
 
 
-def _store_field(client: Client, hash_: Hash, field: bytes, value: bytes) -> None:
+def _store_field(client: Session, hash_: Hash, field: bytes, value: bytes) -> None:
     """Set one field as Redis's hashTypeSet does, converting the encoding when needed."""
     config = client.server.config
     hash_.check_lengths([field, value], config.hash_max_listpack_value)
@@ -67,7 +67,7 @@ def _check_pairs(args: list[bytes], name: str) -> None:
         raise CommandError(f"ERR wrong number of arguments for '{name}' command")
 
 
-def _set_fields(client: Client, args: list[bytes]) -> int:
+def _set_fields(client: Session, args: list[bytes]) -> int:
     """HSET/HMSET: store every pair; returns how many fields are new."""
     db = client.db
     key = args[1]
@@ -83,9 +83,7 @@ def _set_fields(client: Client, args: list[bytes]) -> int:
     before = len(hash_)
     hash_.update(zip(args[2::2], args[3::2], strict=True))
     hash_.check_size(config.hash_max_listpack_entries)
-    db.modified(key)
-    notify(client, HASH, b"hset", key)
-    client.server.dirty += (len(args) - 2) >> 1
+    written(client, key, HASH, b"hset", (len(args) - 2) >> 1)
     return len(hash_) - before
 
 
@@ -96,7 +94,7 @@ def _set_fields(client: Client, args: list[bytes]) -> int:
     "the command is called with multiple field/value pairs.",
     syntax="key field value [field value ...]",
 )
-def hset(client: Client, args: list[bytes]) -> bytes:
+def hset(client: Session, args: list[bytes]) -> bytes:
     _check_pairs(args, "hset")
     return resp.integer(_set_fields(client, args))
 
@@ -107,7 +105,7 @@ def hset(client: Client, args: list[bytes]) -> bytes:
     complexity="O(N) where N is the number of fields being set.",
     syntax="key field value [field value ...]",
 )
-def hmset(client: Client, args: list[bytes]) -> bytes:
+def hmset(client: Session, args: list[bytes]) -> bytes:
     _check_pairs(args, "hmset")
     _set_fields(client, args)
     return resp.OK
@@ -119,7 +117,7 @@ def hmset(client: Client, args: list[bytes]) -> bytes:
     summary="Sets the value of a field in a hash only when the field doesn't exist.",
     syntax="key field value",
 )
-def hsetnx(client: Client, args: list[bytes]) -> bytes:
+def hsetnx(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key, field = args[1], args[2]
     hash_ = _write_hash(db, key)
@@ -128,9 +126,7 @@ def hsetnx(client: Client, args: list[bytes]) -> bytes:
     if hash_ is None:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, args[3])
-    db.modified(key)
-    notify(client, HASH, b"hset", key)
-    client.server.dirty += 1
+    written(client, key, HASH, b"hset")
     return resp.ONE
 
 
@@ -139,7 +135,7 @@ def hsetnx(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="2.0.0", summary="Returns the value of a field in a hash.",
     syntax="key field",
 )
-def hget(client: Client, args: list[bytes]) -> bytes:
+def hget(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     value = hash_.get(args[2]) if hash_ is not None else None
     return resp.bulk_or_null(value, client.protocol)
@@ -151,7 +147,7 @@ def hget(client: Client, args: list[bytes]) -> bytes:
     complexity="O(N) where N is the number of fields being requested.",
     syntax="key field [field ...]",
 )
-def hmget(client: Client, args: list[bytes]) -> bytes:
+def hmget(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     fields = args[2:]
     if hash_ is None:
@@ -176,7 +172,7 @@ def _pairs_reply(items: list[tuple[bytes, bytes]], protocol: int) -> bytes:
     group="hash", since="2.0.0", summary="Returns all fields and values in a hash.",
     complexity="O(N) where N is the size of the hash.", syntax="key",
 )
-def hgetall(client: Client, args: list[bytes]) -> bytes:
+def hgetall(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     return _pairs_reply(list(hash_.items()) if hash_ else [], client.protocol)
 
@@ -186,7 +182,7 @@ def hgetall(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="2.0.0", summary="Returns all fields in a hash.",
     complexity="O(N) where N is the size of the hash.", syntax="key",
 )
-def hkeys(client: Client, args: list[bytes]) -> bytes:
+def hkeys(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     return resp.array_of_bulks(hash_.keys() if hash_ else ())
 
@@ -196,7 +192,7 @@ def hkeys(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="2.0.0", summary="Returns all values in a hash.",
     complexity="O(N) where N is the size of the hash.", syntax="key",
 )
-def hvals(client: Client, args: list[bytes]) -> bytes:
+def hvals(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     return resp.array_of_bulks(hash_.values() if hash_ else ())
 
@@ -209,7 +205,7 @@ def hvals(client: Client, args: list[bytes]) -> bytes:
     complexity="O(N) where N is the number of fields to be removed.",
     syntax="key field [field ...]",
 )
-def hdel(client: Client, args: list[bytes]) -> bytes:
+def hdel(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     hash_ = _write_hash(db, key)
@@ -222,13 +218,10 @@ def hdel(client: Client, args: list[bytes]) -> bytes:
             if not hash_:
                 break
     if deleted:
-        notify(client, HASH, b"hdel", key)
-        if hash_:
-            db.modified(key)
-        else:
+        written(client, key, HASH, b"hdel", deleted)
+        if not hash_:
             db.delete(key)
             notify(client, GENERIC, b"del", key)
-        client.server.dirty += deleted
     return resp.integer(deleted)
 
 
@@ -237,7 +230,7 @@ def hdel(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="2.0.0", summary="Returns the number of fields in a hash.",
     syntax="key",
 )
-def hlen(client: Client, args: list[bytes]) -> bytes:
+def hlen(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     return resp.integer(len(hash_) if hash_ else 0)
 
@@ -247,7 +240,7 @@ def hlen(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="2.0.0", summary="Determines whether a field exists in a hash.",
     syntax="key field",
 )
-def hexists(client: Client, args: list[bytes]) -> bytes:
+def hexists(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     return resp.ONE if hash_ is not None and args[2] in hash_ else resp.ZERO
 
@@ -257,7 +250,7 @@ def hexists(client: Client, args: list[bytes]) -> bytes:
     group="hash", since="3.2.0", summary="Returns the length of the value of a field.",
     syntax="key field",
 )
-def hstrlen(client: Client, args: list[bytes]) -> bytes:
+def hstrlen(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     value = hash_.get(args[2]) if hash_ is not None else None
     return resp.integer(0 if value is None else len(value))
@@ -270,7 +263,7 @@ def hstrlen(client: Client, args: list[bytes]) -> bytes:
     "value if the field doesn't exist.",
     syntax="key field increment",
 )
-def hincrby(client: Client, args: list[bytes]) -> bytes:
+def hincrby(client: Session, args: list[bytes]) -> bytes:
     increment = parse_int(args[3])
     db = client.db
     key, field = args[1], args[2]
@@ -283,9 +276,7 @@ def hincrby(client: Client, args: list[bytes]) -> bytes:
     if hash_ is None:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, b"%d" % number)
-    db.modified(key)
-    notify(client, HASH, b"hincrby", key)
-    client.server.dirty += 1
+    written(client, key, HASH, b"hincrby")
     return resp.integer(number)
 
 
@@ -296,7 +287,7 @@ def hincrby(client: Client, args: list[bytes]) -> bytes:
     "value if the field doesn't exist.",
     syntax="key field increment",
 )
-def hincrbyfloat(client: Client, args: list[bytes]) -> bytes:
+def hincrbyfloat(client: Session, args: list[bytes]) -> bytes:
     increment = parse_long_double(args[3], NOT_FLOAT)
     if isinstance(increment, float):  # only infinity is a float here
         raise CommandError("ERR value is NaN or Infinity")
@@ -315,10 +306,8 @@ def hincrbyfloat(client: Client, args: list[bytes]) -> bytes:
     if hash_ is None:
         hash_ = _write_hash_or_create(db, key)
     _store_field(client, hash_, field, text)
-    db.modified(key)
-    notify(client, HASH, b"hincrbyfloat", key)
+    written(client, key, HASH, b"hincrbyfloat")
     propagate(client, [b"HSET", key, field, text])  # the result, as Redis persists it
-    client.server.dirty += 1
     return resp.bulk(text)
 
 
@@ -337,7 +326,7 @@ _SMALL_HASH = 64
     complexity="O(N) where N is the number of fields returned",
     syntax="key [count [WITHVALUES]]",
 )
-def hrandfield(client: Client, args: list[bytes]) -> bytes:
+def hrandfield(client: Session, args: list[bytes]) -> bytes:
     if len(args) == 2:
         hash_ = _read_hash(client.db, args[1])
         if hash_ is None:

@@ -20,7 +20,7 @@ from brook.commands.registry import (
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 _HIDDEN_FLAGS: set[str] = set()
 
@@ -128,7 +128,7 @@ container(
 )
 
 
-def _command_root(client: Client, args: list[bytes]) -> bytes:
+def _command_root(client: Session, args: list[bytes]) -> bytes:
     return resp.encode([command_info(c) for c in COMMANDS.values()], client.protocol)
 
 
@@ -140,7 +140,7 @@ COMMANDS["command"].max_args = 1
 
 @command("command|count", arity=2, flags="loading stale", acl="@slow @connection",
          since="2.8.13", summary="Returns a count of commands.", syntax="")
-def command_count(client: Client, args: list[bytes]) -> bytes:
+def command_count(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(len(COMMANDS))
 
 
@@ -148,7 +148,7 @@ def command_count(client: Client, args: list[bytes]) -> bytes:
          since="2.8.13", summary="Returns information about one, multiple or all commands.",
          complexity="O(N) where N is the number of commands to look up",
          syntax="[command-name [command-name ...]]")
-def command_info_cmd(client: Client, args: list[bytes]) -> bytes:
+def command_info_cmd(client: Session, args: list[bytes]) -> bytes:
     if len(args) == 2:
         return _command_root(client, args)
     found: list[Any] = []
@@ -162,7 +162,7 @@ def command_info_cmd(client: Client, args: list[bytes]) -> bytes:
          since="7.0.0", summary="Returns documentary information about one, multiple or all commands.",
          complexity="O(N) where N is the number of commands to look up",
          syntax="[command-name [command-name ...]]")
-def command_docs_cmd(client: Client, args: list[bytes]) -> bytes:
+def command_docs_cmd(client: Session, args: list[bytes]) -> bytes:
     names = args[2:]
     docs: dict[str, Any] = {}
     if not names:
@@ -179,7 +179,7 @@ def command_docs_cmd(client: Client, args: list[bytes]) -> bytes:
          since="7.0.0", summary="Returns a list of command names.",
          complexity="O(N) where N is the total number of Redis commands",
          syntax="[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]")
-def command_list(client: Client, args: list[bytes]) -> bytes:
+def command_list(client: Session, args: list[bytes]) -> bytes:
     everything = []
     for cmd in COMMANDS.values():
         everything.append(cmd)
@@ -204,7 +204,7 @@ def command_list(client: Client, args: list[bytes]) -> bytes:
          since="2.8.13", summary="Extracts the key names from an arbitrary command.",
          complexity="O(N) where N is the number of arguments to the command",
          syntax="command [arg [arg ...]]")
-def command_getkeys(client: Client, args: list[bytes]) -> bytes:
+def command_getkeys(client: Session, args: list[bytes]) -> bytes:
     target = find_command(args[2])
     if target is None:
         raise CommandError("ERR Invalid command specified")
@@ -251,5 +251,5 @@ def help_reply(lines: list[str]) -> bytes:
 
 @command("command|help", arity=2, flags="loading stale", acl="@slow @connection",
          since="5.0.0", summary="Returns helpful text about the different subcommands.", syntax="")
-def command_help(client: Client, args: list[bytes]) -> bytes:
+def command_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_COMMAND_HELP)

@@ -27,14 +27,14 @@ from brook.commands.registry import (
     container,
 )
 from brook.keyspace import expiry_now, now_ms
-from brook.notify import GENERIC, notify
+from brook.notify import GENERIC, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.keyspace import Database
+    from brook.session import Session
 
 SAME_OBJECT = "ERR source and destination objects are the same"
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -66,7 +66,7 @@ def parse_c_int(arg: bytes, error: str | None = None) -> int:
     return value
 
 
-def database_at(client: Client, arg: bytes) -> Database:
+def database_at(client: Session, arg: bytes) -> Database:
     """The database a ``db`` argument names (MOVE, COPY ... DB)."""
     index = parse_c_int(arg)
     databases = client.server.keyspace
@@ -78,14 +78,13 @@ def database_at(client: Client, arg: bytes) -> Database:
 # -- deleting and testing keys --------------------------------------------------------------------
 
 
-def _delete_keys(client: Client, keys: list[bytes]) -> bytes:
+def _delete_keys(client: Session, keys: list[bytes]) -> bytes:
     db = client.db
     deleted = 0
     for key in keys:
         if db.delete(key):
             deleted += 1
-            notify(client, GENERIC, b"del", key)
-    client.server.dirty += deleted
+            written(client, key, GENERIC, b"del")
     return resp.integer(deleted)
 
 
@@ -96,7 +95,7 @@ def _delete_keys(client: Client, keys: list[bytes]) -> bytes:
          "O(M) where M is the number of elements in the list, set, sorted set or hash. Removing "
          "a single key that holds a string value is O(1).",
          syntax="key [key ...]")
-def del_(client: Client, args: list[bytes]) -> bytes:
+def del_(client: Session, args: list[bytes]) -> bytes:
     return _delete_keys(client, args[1:])
 
 
@@ -106,7 +105,7 @@ def del_(client: Client, args: list[bytes]) -> bytes:
          "O(N) work in a different thread in order to reclaim memory, where N is the number of "
          "allocations the deleted objects where composed of.",
          syntax="key [key ...]")
-def unlink(client: Client, args: list[bytes]) -> bytes:
+def unlink(client: Session, args: list[bytes]) -> bytes:
     # Python frees memory by reference counting as it goes: there is no backlog to hand to
     # another thread, so UNLINK is DEL.
     return _delete_keys(client, args[1:])
@@ -115,7 +114,7 @@ def unlink(client: Client, args: list[bytes]) -> bytes:
 @command("exists", arity=-2, flags="readonly fast", keys=(1, -1, 1),
          acl="@keyspace @read @fast", summary="Determines whether one or more keys exist.",
          complexity="O(N) where N is the number of keys to check.", syntax="key [key ...]")
-def exists(client: Client, args: list[bytes]) -> bytes:
+def exists(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     # A key named twice counts twice, as in Redis.
     found = sum(1 for key in args[1:] if db.lookup_read(key, touch=False) is not None)
@@ -127,7 +126,7 @@ def exists(client: Client, args: list[bytes]) -> bytes:
          "time they were last accessed.", since="3.2.1",
          complexity="O(N) where N is the number of keys that will be touched.",
          syntax="key [key ...]")
-def touch(client: Client, args: list[bytes]) -> bytes:
+def touch(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     found = sum(1 for key in args[1:] if db.lookup_read(key) is not None)
     return resp.integer(found)
@@ -135,7 +134,7 @@ def touch(client: Client, args: list[bytes]) -> bytes:
 
 @command("type", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@keyspace @read @fast",
          summary="Determines the type of value stored at a key.", syntax="key")
-def type_(client: Client, args: list[bytes]) -> bytes:
+def type_(client: Session, args: list[bytes]) -> bytes:
     value = client.db.lookup_read(args[1], touch=False)
     if value is None:
         return b"+none\r\n"
@@ -144,7 +143,7 @@ def type_(client: Client, args: list[bytes]) -> bytes:
 
 @command("dbsize", arity=1, flags="readonly fast", acl="@keyspace @read @fast", group="server",
          summary="Returns the number of keys in the database.", syntax="")
-def dbsize(client: Client, args: list[bytes]) -> bytes:
+def dbsize(client: Session, args: list[bytes]) -> bytes:
     # Like Redis, keys whose TTL passed but that were not reclaimed yet still count.
     return resp.integer(len(client.db.data))
 
@@ -155,7 +154,7 @@ def dbsize(client: Client, args: list[bytes]) -> bytes:
          "assumption that the key names in the database and the given pattern have limited "
          "length.",
          syntax="pattern")
-def keys(client: Client, args: list[bytes]) -> bytes:
+def keys(client: Session, args: list[bytes]) -> bytes:
     pattern = args[1]
     live_keys = client.db.keys()
     if pattern == b"*":  # every key, even the empty name that '*' would not match
@@ -166,14 +165,14 @@ def keys(client: Client, args: list[bytes]) -> bytes:
 
 @command("randomkey", arity=1, flags="readonly", acl="@keyspace @read @slow",
          summary="Returns a random key name from the database.", syntax="")
-def randomkey(client: Client, args: list[bytes]) -> bytes:
+def randomkey(client: Session, args: list[bytes]) -> bytes:
     return resp.bulk_or_null(client.db.random_key(), client.protocol)
 
 
 # -- renaming, copying, moving -------------------------------------------------------------------
 
 
-def _rename(client: Client, args: list[bytes], only_if_new: bool) -> bytes:
+def _rename(client: Session, args: list[bytes], only_if_new: bool) -> bytes:
     db = client.db
     source, destination = args[1], args[2]
     value = db.lookup(source)
@@ -191,20 +190,19 @@ def _rename(client: Client, args: list[bytes], only_if_new: bool) -> bytes:
     if deadline is not None:  # the TTL travels with the value
         db.set_expire(destination, deadline)
     notify(client, GENERIC, b"rename_from", source)
-    notify(client, GENERIC, b"rename_to", destination)
-    client.server.dirty += 1
+    written(client, destination, GENERIC, b"rename_to")
     return resp.ONE if only_if_new else resp.OK
 
 
 @command("rename", arity=3, flags="write", keys=(1, 2, 1), acl="@keyspace @write @slow",
          summary="Renames a key and overwrites the destination.", syntax="key newkey")
-def rename(client: Client, args: list[bytes]) -> bytes:
+def rename(client: Session, args: list[bytes]) -> bytes:
     return _rename(client, args, only_if_new=False)
 
 
 @command("renamenx", arity=3, flags="write fast", keys=(1, 2, 1), acl="@keyspace @write @fast",
          summary="Renames a key only when the target key name doesn't exist.", syntax="key newkey")
-def renamenx(client: Client, args: list[bytes]) -> bytes:
+def renamenx(client: Session, args: list[bytes]) -> bytes:
     return _rename(client, args, only_if_new=True)
 
 
@@ -213,7 +211,7 @@ def renamenx(client: Client, args: list[bytes]) -> bytes:
          complexity="O(N) worst case for collections, where N is the number of nested items. "
          "O(1) for string values.",
          syntax="source destination [DB destination-db] [REPLACE]")
-def copy(client: Client, args: list[bytes]) -> bytes:
+def copy(client: Session, args: list[bytes]) -> bytes:
     source_db = target_db = client.db
     replace = False
     position = 3
@@ -253,7 +251,7 @@ def copy(client: Client, args: list[bytes]) -> bytes:
 
 @command("move", arity=3, flags="write fast", keys=(1, 1, 1), acl="@keyspace @write @fast",
          summary="Moves a key to another database.", syntax="key db")
-def move(client: Client, args: list[bytes]) -> bytes:
+def move(client: Session, args: list[bytes]) -> bytes:
     source_db = client.db
     target_db = database_at(client, args[2])
     if target_db is source_db:
@@ -280,7 +278,7 @@ def move(client: Client, args: list[bytes]) -> bytes:
          complexity="O(N) where N is the count of clients watching or blocking on keys from "
          "both databases.",
          syntax="index1 index2")
-def swapdb(client: Client, args: list[bytes]) -> bytes:
+def swapdb(client: Session, args: list[bytes]) -> bytes:
     first = parse_c_int(args[1], "ERR invalid first DB index")
     second = parse_c_int(args[2], "ERR invalid second DB index")
     databases = client.server.keyspace
@@ -337,7 +335,7 @@ def _condition_refuses(flags: int, current: int | None, when: int) -> bool:
     return bool(flags & _LT and current is not None and when >= current)
 
 
-def _expire(client: Client, args: list[bytes], name: str, in_seconds: bool,
+def _expire(client: Session, args: list[bytes], name: str, in_seconds: bool,
             absolute: bool) -> bytes:
     flags = _expire_conditions(args)
     now = now_ms()
@@ -350,13 +348,12 @@ def _expire(client: Client, args: list[bytes], name: str, in_seconds: bool,
         return resp.ZERO
     if when <= expiry_now():  # already past: the key goes now (not counted as an expiry)
         db.delete(key)
-        notify(client, GENERIC, b"del", key)
+        written(client, key, GENERIC, b"del")
         propagate(client, [b"DEL", key])
     else:
         db.set_expire(key, when)
-        notify(client, GENERIC, b"expire", key)
+        written(client, key, GENERIC, b"expire")
         propagate(client, [b"PEXPIREAT", key, b"%d" % when])  # absolute, as Redis persists it
-    client.server.dirty += 1
     return resp.ONE
 
 
@@ -365,32 +362,32 @@ _EXPIRE_DOC = dict(flags="write fast", keys=(1, 1, 1), acl="@keyspace @write @fa
 
 @command("expire", arity=-3, **_EXPIRE_DOC, summary="Sets the expiration time of a key in seconds.",
          syntax="key seconds [NX | XX | GT | LT]")
-def expire(client: Client, args: list[bytes]) -> bytes:
+def expire(client: Session, args: list[bytes]) -> bytes:
     return _expire(client, args, "expire", in_seconds=True, absolute=False)
 
 
 @command("pexpire", arity=-3, **_EXPIRE_DOC, since="2.6.0",
          summary="Sets the expiration time of a key in milliseconds.",
          syntax="key milliseconds [NX | XX | GT | LT]")
-def pexpire(client: Client, args: list[bytes]) -> bytes:
+def pexpire(client: Session, args: list[bytes]) -> bytes:
     return _expire(client, args, "pexpire", in_seconds=False, absolute=False)
 
 
 @command("expireat", arity=-3, **_EXPIRE_DOC, since="1.2.0",
          summary="Sets the expiration time of a key to a Unix timestamp.",
          syntax="key unix-time-seconds [NX | XX | GT | LT]")
-def expireat(client: Client, args: list[bytes]) -> bytes:
+def expireat(client: Session, args: list[bytes]) -> bytes:
     return _expire(client, args, "expireat", in_seconds=True, absolute=True)
 
 
 @command("pexpireat", arity=-3, **_EXPIRE_DOC, since="2.6.0",
          summary="Sets the expiration time of a key to a Unix milliseconds timestamp.",
          syntax="key unix-time-milliseconds [NX | XX | GT | LT]")
-def pexpireat(client: Client, args: list[bytes]) -> bytes:
+def pexpireat(client: Session, args: list[bytes]) -> bytes:
     return _expire(client, args, "pexpireat", in_seconds=False, absolute=True)
 
 
-def _ttl(client: Client, key: bytes, in_ms: bool, absolute: bool) -> bytes:
+def _ttl(client: Session, key: bytes, in_ms: bool, absolute: bool) -> bytes:
     db = client.db
     if db.lookup_read(key, touch=False) is None:
         return resp.integer(-2)
@@ -405,37 +402,36 @@ _TTL_DOC = dict(flags="readonly fast", keys=(1, 1, 1), acl="@keyspace @read @fas
 
 
 @command("ttl", arity=2, **_TTL_DOC, summary="Returns the expiration time in seconds of a key.")
-def ttl(client: Client, args: list[bytes]) -> bytes:
+def ttl(client: Session, args: list[bytes]) -> bytes:
     return _ttl(client, args[1], in_ms=False, absolute=False)
 
 
 @command("pttl", arity=2, **_TTL_DOC, since="2.6.0",
          summary="Returns the expiration time in milliseconds of a key.")
-def pttl(client: Client, args: list[bytes]) -> bytes:
+def pttl(client: Session, args: list[bytes]) -> bytes:
     return _ttl(client, args[1], in_ms=True, absolute=False)
 
 
 @command("expiretime", arity=2, **_TTL_DOC, since="7.0.0",
          summary="Returns the expiration time of a key as a Unix timestamp.")
-def expiretime(client: Client, args: list[bytes]) -> bytes:
+def expiretime(client: Session, args: list[bytes]) -> bytes:
     return _ttl(client, args[1], in_ms=False, absolute=True)
 
 
 @command("pexpiretime", arity=2, **_TTL_DOC, since="7.0.0",
          summary="Returns the expiration time of a key as a Unix milliseconds timestamp.")
-def pexpiretime(client: Client, args: list[bytes]) -> bytes:
+def pexpiretime(client: Session, args: list[bytes]) -> bytes:
     return _ttl(client, args[1], in_ms=True, absolute=True)
 
 
 @command("persist", arity=2, flags="write fast", keys=(1, 1, 1), acl="@keyspace @write @fast",
          since="2.2.0", summary="Removes the expiration time of a key.", syntax="key")
-def persist(client: Client, args: list[bytes]) -> bytes:
+def persist(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     if db.lookup(key) is None or not db.persist(key):
         return resp.ZERO
-    notify(client, GENERIC, b"persist", key)
-    client.server.dirty += 1
+    written(client, key, GENERIC, b"persist")
     return resp.ONE
 
 
@@ -448,21 +444,15 @@ def _flush_mode(args: list[bytes]) -> None:
         raise CommandError(SYNTAX_ERROR)
 
 
-def _after_flush(client: Client) -> None:
-    for hook in client.server.keyspace.on_flush:
-        hook()
-
-
 @command("flushall", arity=-1, flags="write", acl="@keyspace @write @slow @dangerous",
          group="server", summary="Removes all keys from all databases.",
          complexity="O(N) where N is the total number of keys in all databases",
          syntax="[ASYNC | SYNC]")
-def flushall(client: Client, args: list[bytes]) -> bytes:
+def flushall(client: Session, args: list[bytes]) -> bytes:
     _flush_mode(args)
     for db in client.server.keyspace.databases:
         client.server.dirty += db.clear()
     client.server.dirty += 1
-    _after_flush(client)
     return resp.OK
 
 
@@ -470,10 +460,9 @@ def flushall(client: Client, args: list[bytes]) -> bytes:
          group="server", summary="Remove all keys from the current database.",
          complexity="O(N) where N is the number of keys in the selected database",
          syntax="[ASYNC | SYNC]")
-def flushdb(client: Client, args: list[bytes]) -> bytes:
+def flushdb(client: Session, args: list[bytes]) -> bytes:
     _flush_mode(args)
     client.server.dirty += client.db.clear()
-    _after_flush(client)
     return resp.OK
 
 
@@ -503,13 +492,13 @@ _OBJECT_HELP = (
 _OBJECT_HELP_REPLY = resp.array([resp.simple(line) for line in _OBJECT_HELP])
 
 
-def _lfu_selected(client: Client) -> bool:
+def _lfu_selected(client: Session) -> bool:
     return str(getattr(client.server.config, "maxmemory_policy", "")).endswith("lfu")
 
 
 @command("object|encoding", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the internal encoding of a Redis object.")
-def object_encoding(client: Client, args: list[bytes]) -> bytes:
+def object_encoding(client: Session, args: list[bytes]) -> bytes:
     value = client.db.lookup_read(args[2], touch=False)
     if value is None:
         return resp.null(client.protocol)
@@ -519,7 +508,7 @@ def object_encoding(client: Client, args: list[bytes]) -> bytes:
 
 @command("object|refcount", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the reference count of a value of a key.")
-def object_refcount(client: Client, args: list[bytes]) -> bytes:
+def object_refcount(client: Session, args: list[bytes]) -> bytes:
     value = client.db.lookup_read(args[2], touch=False)
     if value is None:
         return resp.null(client.protocol)
@@ -538,7 +527,7 @@ def _is_shared_integer(value: object) -> bool:
 
 @command("object|idletime", arity=3, **_OBJECT_DOC, since="2.2.3",
          summary="Returns the time since the last access to a Redis object.")
-def object_idletime(client: Client, args: list[bytes]) -> bytes:
+def object_idletime(client: Session, args: list[bytes]) -> bytes:
     if client.db.lookup_read(args[2], touch=False) is None:
         return resp.null(client.protocol)
     if _lfu_selected(client):
@@ -548,7 +537,7 @@ def object_idletime(client: Client, args: list[bytes]) -> bytes:
 
 @command("object|freq", arity=3, **_OBJECT_DOC, since="4.0.0",
          summary="Returns the logarithmic access frequency counter of a Redis object.")
-def object_freq(client: Client, args: list[bytes]) -> bytes:
+def object_freq(client: Session, args: list[bytes]) -> bytes:
     if client.db.lookup_read(args[2], touch=False) is None:
         return resp.null(client.protocol)
     if not _lfu_selected(client):
@@ -558,5 +547,5 @@ def object_freq(client: Client, args: list[bytes]) -> bytes:
 
 @command("object|help", arity=2, flags="loading stale", acl="@keyspace @slow", since="6.2.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def object_help(client: Client, args: list[bytes]) -> bytes:
+def object_help(client: Session, args: list[bytes]) -> bytes:
     return _OBJECT_HELP_REPLY

@@ -24,15 +24,16 @@ from brook.commands.lists import (
     pop_reply,
 )
 from brook.commands.registry import COMMANDS, command
+from brook.commands.timeouts import parse_timeout
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 
-def _pop(client: Client, args: list[bytes], name: str, left: bool) -> bytes | None:
-    timeout = blocking.parse_timeout(args[-1], seconds=True)
+def _pop(client: Session, args: list[bytes], name: str, left: bool) -> bytes | None:
+    timeout = parse_timeout(args[-1], seconds=True)
     keys = args[1:-1]
     for key in keys:
         reply = pop_reply(client, key, left)
@@ -49,7 +50,7 @@ def _pop(client: Client, args: list[bytes], name: str, left: bool) -> bytes | No
     complexity="O(N) where N is the number of provided keys.",
     syntax="key [key ...] timeout",
 )
-def blpop(client: Client, args: list[bytes]) -> bytes | None:
+def blpop(client: Session, args: list[bytes]) -> bytes | None:
     return _pop(client, args, "blpop", True)
 
 
@@ -61,11 +62,11 @@ def blpop(client: Client, args: list[bytes]) -> bytes | None:
     complexity="O(N) where N is the number of provided keys.",
     syntax="key [key ...] timeout",
 )
-def brpop(client: Client, args: list[bytes]) -> bytes | None:
+def brpop(client: Session, args: list[bytes]) -> bytes | None:
     return _pop(client, args, "brpop", False)
 
 
-def _move(client: Client, args: list[bytes], name: str, from_left: bool, to_left: bool,
+def _move(client: Session, args: list[bytes], name: str, from_left: bool, to_left: bool,
           timeout: int, effect: list[bytes]) -> bytes | None:
     """BRPOPLPUSH/BLMOVE: persisted as ``effect``, the non-blocking form, as Redis does."""
     reply = move_reply(client, args[1], args[2], from_left, to_left)
@@ -84,8 +85,8 @@ def _move(client: Client, args: list[bytes], name: str, from_left: bool, to_left
     complexity="O(1)",
     syntax="source destination timeout",
 )
-def brpoplpush(client: Client, args: list[bytes]) -> bytes | None:
-    timeout = blocking.parse_timeout(args[3], seconds=True)
+def brpoplpush(client: Session, args: list[bytes]) -> bytes | None:
+    timeout = parse_timeout(args[3], seconds=True)
     return _move(client, args, "brpoplpush", False, True, timeout,
                  [b"RPOPLPUSH", args[1], args[2]])
 
@@ -98,10 +99,10 @@ def brpoplpush(client: Client, args: list[bytes]) -> bytes | None:
     complexity="O(1)",
     syntax="source destination LEFT | RIGHT LEFT | RIGHT timeout",
 )
-def blmove(client: Client, args: list[bytes]) -> bytes | None:
+def blmove(client: Session, args: list[bytes]) -> bytes | None:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
-    timeout = blocking.parse_timeout(args[5], seconds=True)
+    timeout = parse_timeout(args[5], seconds=True)
     return _move(client, args, "blmove", from_left, to_left, timeout, [b"LMOVE", *args[1:5]])
 
 
@@ -115,13 +116,13 @@ def blmove(client: Client, args: list[bytes]) -> bytes | None:
     syntax="source destination LEFT | RIGHT LEFT | RIGHT [COUNT count | EXACTLY exactly "
     "OBO | BULK] timeout",
 )
-def blmovem(client: Client, args: list[bytes]) -> bytes | None:
+def blmovem(client: Session, args: list[bytes]) -> bytes | None:
     """LMOVEM that waits: with EXACTLY n, until the source holds n elements (a push that
     leaves it shorter does not serve it, and the next waiter gets its turn)."""
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
     how = parse_how_many(args, 5, len(args) - 1)
-    timeout = blocking.parse_timeout(args[-1], seconds=True)
+    timeout = parse_timeout(args[-1], seconds=True)
     reply = movem_reply(client, args[1], args[2], from_left, to_left, how)
     if reply is not None:
         return reply
@@ -137,9 +138,9 @@ def blmovem(client: Client, args: list[bytes]) -> bytes | None:
     "returned.",
     syntax="timeout numkeys key [key ...] LEFT | RIGHT [COUNT count]",
 )
-def blmpop(client: Client, args: list[bytes]) -> bytes | None:
+def blmpop(client: Session, args: list[bytes]) -> bytes | None:
     keys, left, count = parse_mpop_args(args, 3)
-    timeout = blocking.parse_timeout(args[1], seconds=True)  # after the rest, as Redis
+    timeout = parse_timeout(args[1], seconds=True)  # after the rest, as Redis
     reply = mpop_reply(client, keys, left, count)
     if reply is not None:
         return reply

@@ -10,9 +10,10 @@ lookup and no helper calls (like GET/SET in :mod:`brook.commands.strings`), with
 path (expiry, creation, wrong type) behind one call. On a long list, one element goes onto or
 comes off a loose end of the value directly (the contract is in ListValue's docstring).
 
-Every command that adds elements signals the key to parked clients (``db.signal_ready``), and
-the pop/move logic lives in module-level functions returning the reply bytes (None when there
-is nothing to pop), so the blocking forms run exactly the code the plain forms do:
+Every command that changes a list says so with :func:`brook.notify.written` (``ready`` when
+elements went in, so that parked clients get a look), and the pop/move logic lives in
+module-level functions returning the reply bytes (None when there is nothing to pop), so the
+blocking forms run exactly the code the plain forms do:
 :func:`pop_reply` (BLPOP/BRPOP), :func:`move_reply` (BLMOVE/BRPOPLPUSH), :func:`mpop_reply`
 with :func:`parse_mpop_args` (BLMPOP) and :func:`parse_direction`.
 """
@@ -32,7 +33,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
-from brook.notify import GENERIC, LIST, notify
+from brook.notify import GENERIC, LIST, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
@@ -40,8 +41,8 @@ from brook.types.lists import PACK_AT, ListValue
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from brook.connection import Client
     from brook.keyspace import Database
+    from brook.session import Session
 
 BULK_HEADERS = resp.BULK_HEADERS
 NULL_BULK = resp.NULL_BULK
@@ -90,28 +91,21 @@ def _write_list_or_create(db: Database, key: bytes) -> ListValue:
     return found
 
 
-def _added(client: Client, db: Database, key: bytes, count: int, event: bytes) -> None:
+def _added(client: Session, db: Database, key: bytes, count: int, event: bytes) -> None:
     """After elements went in: WATCH, clients parked on the key, the keyspace event, the
     dirty counter."""
-    db.modified(key)
-    if db.blocking:
-        db.signal_ready(key)
-    notify(client, LIST, event, key)
-    client.server.dirty += count
+    written(client, key, LIST, event, count, ready=True)
 
 
-def _removed(client: Client, db: Database, key: bytes, found: ListValue, count: int,
+def _removed(client: Session, db: Database, key: bytes, found: ListValue, count: int,
              event: bytes) -> None:
     """After elements went out: the keyspace event, then an emptied list is deleted (which
     signals WATCH; event ``del``), otherwise the key is marked modified; ``count`` elements
     count as changes."""
-    notify(client, LIST, event, key)
-    if found.size:
-        db.modified(key)
-    else:
+    written(client, key, LIST, event, count)
+    if not found.size:
         db.delete(key)
         notify(client, GENERIC, b"del", key)
-    client.server.dirty += count
 
 
 def _take(found: ListValue, left: bool, count: int) -> list[bytes]:
@@ -175,7 +169,7 @@ def _integers(values: list[int]) -> bytes:
     group="list", summary="Prepends one or more elements to a list. Creates the key if it "
     "doesn't exist.", complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
 )
-def lpush(client: Client, args: list[bytes]) -> bytes:
+def lpush(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     found = db.data.get(key)
@@ -191,14 +185,7 @@ def lpush(client: Client, args: list[bytes]) -> bytes:
             found.pack_left()
     else:
         size = found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head
-    if db.watchers:  # db.modified, inlined: the hash field index never concerns a list
-        db.touch(key)
-    if db.blocking:
-        db.signal_ready(key)
-    server = client.server
-    if server.config.notify_keyspace_events & LIST:  # notify's own test, without its call
-        notify(client, LIST, b"lpush", key)
-    server.dirty += len(args) - 2
+    written(client, key, LIST, b"lpush", len(args) - 2, ready=True)
     return b":%d\r\n" % size
 
 
@@ -207,7 +194,7 @@ def lpush(client: Client, args: list[bytes]) -> bytes:
     group="list", summary="Appends one or more elements to a list. Creates the key if it "
     "doesn't exist.", complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
 )
-def rpush(client: Client, args: list[bytes]) -> bytes:
+def rpush(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     found = db.data.get(key)
@@ -223,18 +210,11 @@ def rpush(client: Client, args: list[bytes]) -> bytes:
             found.pack_right()
     else:
         size = found.extend(args[2:])
-    if db.watchers:
-        db.touch(key)
-    if db.blocking:
-        db.signal_ready(key)
-    server = client.server
-    if server.config.notify_keyspace_events & LIST:  # notify's own test, without its call
-        notify(client, LIST, b"rpush", key)
-    server.dirty += len(args) - 2
+    written(client, key, LIST, b"rpush", len(args) - 2, ready=True)
     return b":%d\r\n" % size
 
 
-def _push_existing(client: Client, args: list[bytes], left: bool) -> bytes:
+def _push_existing(client: Session, args: list[bytes], left: bool) -> bytes:
     """LPUSHX/RPUSHX: push only onto a list that exists."""
     db = client.db
     key = args[1]
@@ -252,7 +232,7 @@ def _push_existing(client: Client, args: list[bytes], left: bool) -> bytes:
     summary="Prepends one or more elements to a list only when the list exists.",
     complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
 )
-def lpushx(client: Client, args: list[bytes]) -> bytes:
+def lpushx(client: Session, args: list[bytes]) -> bytes:
     return _push_existing(client, args, left=True)
 
 
@@ -262,7 +242,7 @@ def lpushx(client: Client, args: list[bytes]) -> bytes:
     summary="Appends one or more elements to a list only when the list exists.",
     complexity=_PUSH_COMPLEXITY, syntax="key element [element ...]",
 )
-def rpushx(client: Client, args: list[bytes]) -> bytes:
+def rpushx(client: Session, args: list[bytes]) -> bytes:
     return _push_existing(client, args, left=False)
 
 
@@ -271,7 +251,7 @@ def rpushx(client: Client, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pop_one(client: Client, args: list[bytes], left: bool) -> bytes:
+def _pop_one(client: Session, args: list[bytes], left: bool) -> bytes:
     """LPOP/RPOP without a count: a bulk string, or null when the key is missing."""
     db = client.db
     key = args[1]
@@ -289,23 +269,17 @@ def _pop_one(client: Client, args: list[bytes], left: bool) -> bytes:
     else:
         element = found.popleft() if left else found.pop()
         size = found.size
-    server = client.server
-    if server.config.notify_keyspace_events:
-        notify(client, LIST, b"lpop" if left else b"rpop", key)
-    if size:
-        if db.watchers:
-            db.touch(key)
-    else:
+    written(client, key, LIST, b"lpop" if left else b"rpop")
+    if not size:
         db.delete(key)
         notify(client, GENERIC, b"del", key)
-    server.dirty += 1
     size = len(element)
     if size < 4096:
         return BULK_HEADERS[size] + element + b"\r\n"
     return b"$%d\r\n%s\r\n" % (size, element)
 
 
-def _pop_count(client: Client, args: list[bytes], left: bool) -> bytes:
+def _pop_count(client: Session, args: list[bytes], left: bool) -> bytes:
     """LPOP/RPOP key count: an array (empty for count 0), or a null array for a missing key.
     The count is parsed before the key is looked up, as Redis does."""
     if len(args) > 3:
@@ -330,7 +304,7 @@ def _pop_count(client: Client, args: list[bytes], left: bool) -> bytes:
     "list if the last element was popped.",
     complexity="O(N) where N is the number of elements returned", syntax="key [count]",
 )
-def lpop(client: Client, args: list[bytes]) -> bytes:
+def lpop(client: Session, args: list[bytes]) -> bytes:
     if len(args) == 2:
         return _pop_one(client, args, True)
     return _pop_count(client, args, True)
@@ -342,13 +316,13 @@ def lpop(client: Client, args: list[bytes]) -> bytes:
     "the last element was popped.",
     complexity="O(N) where N is the number of elements returned", syntax="key [count]",
 )
-def rpop(client: Client, args: list[bytes]) -> bytes:
+def rpop(client: Session, args: list[bytes]) -> bytes:
     if len(args) == 2:
         return _pop_one(client, args, False)
     return _pop_count(client, args, False)
 
 
-def pop_reply(client: Client, key: bytes, left: bool) -> bytes | None:
+def pop_reply(client: Session, key: bytes, left: bool) -> bytes | None:
     """BLPOP/BRPOP's pop: ``*2 key element``, or None when ``key`` holds no list.
 
     Raises CommandError(WRONGTYPE) when the key holds another type."""
@@ -377,7 +351,7 @@ def parse_direction(arg: bytes) -> bool:
     raise CommandError(SYNTAX_ERROR)
 
 
-def move_reply(client: Client, source: bytes, destination: bytes, from_left: bool,
+def move_reply(client: Session, source: bytes, destination: bytes, from_left: bool,
                to_left: bool) -> bytes | None:
     """LMOVE: pop from ``source``, push onto ``destination``, reply with the element (a bulk
     string); None when ``source`` holds no list.
@@ -402,7 +376,7 @@ def move_reply(client: Client, source: bytes, destination: bytes, from_left: boo
     return resp.bulk(element)
 
 
-def _move_or_null(client: Client, args: list[bytes], from_left: bool, to_left: bool) -> bytes:
+def _move_or_null(client: Session, args: list[bytes], from_left: bool, to_left: bool) -> bytes:
     reply = move_reply(client, args[1], args[2], from_left, to_left)
     return resp.null(client.protocol) if reply is None else reply
 
@@ -414,7 +388,7 @@ def _move_or_null(client: Client, args: list[bytes], from_left: bool, to_left: b
     "Deletes the list if the last element was moved.",
     syntax="source destination LEFT | RIGHT LEFT | RIGHT",
 )
-def lmove(client: Client, args: list[bytes]) -> bytes:
+def lmove(client: Session, args: list[bytes]) -> bytes:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
     return _move_or_null(client, args, from_left, to_left)
@@ -427,7 +401,7 @@ def lmove(client: Client, args: list[bytes]) -> bytes:
     "list. Deletes the list if the last element was popped.",
     syntax="source destination",
 )
-def rpoplpush(client: Client, args: list[bytes]) -> bytes:
+def rpoplpush(client: Session, args: list[bytes]) -> bytes:
     return _move_or_null(client, args, False, True)
 
 
@@ -468,7 +442,7 @@ def parse_how_many(args: list[bytes], start: int, end: int) -> HowMany:
     return HowMany(count, selector == b"exactly", ordering == b"obo")
 
 
-def movem_reply(client: Client, source: bytes, destination: bytes, from_left: bool,
+def movem_reply(client: Session, source: bytes, destination: bytes, from_left: bool,
                 to_left: bool, how: HowMany) -> bytes | None:
     """LMOVEM: the moved elements in destination order (left to right), None when nothing
     moves (no source, or fewer than EXACTLY elements).
@@ -514,7 +488,7 @@ def movem_reply(client: Client, source: bytes, destination: bytes, from_left: bo
     syntax="source destination LEFT | RIGHT LEFT | RIGHT [COUNT count | EXACTLY exactly "
     "OBO | BULK]",
 )
-def lmovem(client: Client, args: list[bytes]) -> bytes:
+def lmovem(client: Session, args: list[bytes]) -> bytes:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
     how = parse_how_many(args, 5, len(args))
@@ -549,7 +523,7 @@ def parse_mpop_args(args: list[bytes], first_key_index: int) -> tuple[list[bytes
     return args[first_key_index:where], left, 1 if count == -1 else count
 
 
-def mpop_reply(client: Client, keys: list[bytes], left: bool, count: int) -> bytes | None:
+def mpop_reply(client: Session, keys: list[bytes], left: bool, count: int) -> bytes | None:
     """LMPOP: ``*2 key *n elements`` from the first key holding a list, or None when none
     does. A key of another type met before that is Redis's WRONGTYPE."""
     db = client.db
@@ -573,7 +547,7 @@ def mpop_reply(client: Client, keys: list[bytes], left: bool, count: int) -> byt
     "returned.",
     syntax="numkeys key [key ...] LEFT | RIGHT [COUNT count]",
 )
-def lmpop(client: Client, args: list[bytes]) -> bytes:
+def lmpop(client: Session, args: list[bytes]) -> bytes:
     keys, left, count = parse_mpop_args(args, 2)
     reply = mpop_reply(client, keys, left, count)
     return resp.null_array(client.protocol) if reply is None else reply
@@ -613,7 +587,7 @@ COMMANDS["lmpop"].find_keys = lmpop_key_positions
     "llen", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @list @fast",
     group="list", summary="Returns the length of a list.", syntax="key",
 )
-def llen(client: Client, args: list[bytes]) -> bytes:
+def llen(client: Session, args: list[bytes]) -> bytes:
     found = _read_list(client.db, args[1])
     return resp.integer(len(found) if found is not None else 0)
 
@@ -646,7 +620,7 @@ def _slice(found: ListValue, start: int, end: int) -> list[bytes]:
     "specified range.",
     syntax="key start stop",
 )
-def lrange(client: Client, args: list[bytes]) -> bytes:
+def lrange(client: Session, args: list[bytes]) -> bytes:
     start = parse_int(args[2])
     end = parse_int(args[3])
     found = _read_list(client.db, args[1])
@@ -665,7 +639,7 @@ def lrange(client: Client, args: list[bytes]) -> bytes:
     "index. This makes asking for the first or the last element of the list O(1).",
     syntax="key index",
 )
-def lindex(client: Client, args: list[bytes]) -> bytes:
+def lindex(client: Session, args: list[bytes]) -> bytes:
     found = _read_list(client.db, args[1])  # the key first: a bad index on no list is null
     if found is None:
         return resp.null(client.protocol)
@@ -712,7 +686,7 @@ def _match_positions(found: ListValue, element: bytes, from_tail: bool,
     "provided, the command may run in constant time.",
     syntax="key element [RANK rank] [COUNT num-matches] [MAXLEN len]",
 )
-def lpos(client: Client, args: list[bytes]) -> bytes:
+def lpos(client: Session, args: list[bytes]) -> bytes:
     rank, count, maxlen = _lpos_options(args)
     found = _read_list(client.db, args[1])
     if found is None:
@@ -741,7 +715,7 @@ def lpos(client: Client, args: list[bytes]) -> bytes:
     "element of the list is O(1).",
     syntax="key index element",
 )
-def lset(client: Client, args: list[bytes]) -> bytes:
+def lset(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     found = _write_list(db, key)
@@ -751,9 +725,7 @@ def lset(client: Client, args: list[bytes]) -> bytes:
     if not -len(found) <= index < len(found):
         raise CommandError(INDEX_OUT_OF_RANGE)
     found[index] = args[3]
-    db.modified(key)
-    notify(client, LIST, b"lset", key)
-    client.server.dirty += 1
+    written(client, key, LIST, b"lset")
     return resp.OK
 
 
@@ -766,7 +738,7 @@ def lset(client: Client, args: list[bytes]) -> bytes:
     "considered O(1) and inserting somewhere on the right end (tail) is O(N).",
     syntax="key BEFORE | AFTER pivot element",
 )
-def linsert(client: Client, args: list[bytes]) -> bytes:
+def linsert(client: Session, args: list[bytes]) -> bytes:
     where = _option(args[2])
     if where != b"before" and where != b"after":
         raise CommandError(SYNTAX_ERROR)
@@ -791,7 +763,7 @@ def linsert(client: Client, args: list[bytes]) -> bytes:
     "removed.",
     syntax="key count element",
 )
-def lrem(client: Client, args: list[bytes]) -> bytes:
+def lrem(client: Session, args: list[bytes]) -> bytes:
     limit = parse_int(args[2])
     db = client.db
     key = args[1]
@@ -818,7 +790,7 @@ def _trim(found: ListValue, keep: tuple[int, int] | None) -> int:
     complexity="O(N) where N is the number of elements to be removed by the operation.",
     syntax="key start stop",
 )
-def ltrim(client: Client, args: list[bytes]) -> bytes:
+def ltrim(client: Session, args: list[bytes]) -> bytes:
     start = parse_int(args[2])
     end = parse_int(args[3])
     db = client.db

@@ -14,7 +14,7 @@ from brook.persistence.snapshot import SnapshotError, load_snapshot
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 _ADMIN = "admin noscript no-async-loading"
 _ADMIN_ACL = "@admin @slow @dangerous"
@@ -23,7 +23,7 @@ _ADMIN_ACL = "@admin @slow @dangerous"
 @command("save", arity=1, flags=_ADMIN + " no-multi", acl=_ADMIN_ACL, group="server",
          summary="Synchronously saves the database(s) to disk.",
          complexity="O(N) where N is the total number of keys in all databases", syntax="")
-def save(client: Client, args: list[bytes]) -> bytes:
+def save(client: Session, args: list[bytes]) -> bytes:
     persistence = client.server.persistence
     if persistence.child_active() == "rdb":
         raise CommandError("ERR Background save already in progress")
@@ -37,7 +37,7 @@ def save(client: Client, args: list[bytes]) -> bytes:
 @command("bgsave", arity=-1, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
          summary="Asynchronously saves the database(s) to disk.",
          complexity="O(1)", syntax="[SCHEDULE]")
-def bgsave(client: Client, args: list[bytes]) -> bytes:
+def bgsave(client: Session, args: list[bytes]) -> bytes:
     schedule = False
     if len(args) > 1:
         if len(args) == 2 and args[1].lower() == b"schedule":
@@ -63,7 +63,7 @@ def bgsave(client: Client, args: list[bytes]) -> bytes:
 @command("bgrewriteaof", arity=1, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
          summary="Asynchronously rewrites the append-only file to disk.",
          complexity="O(1)", syntax="")
-def bgrewriteaof(client: Client, args: list[bytes]) -> bytes:
+def bgrewriteaof(client: Session, args: list[bytes]) -> bytes:
     persistence = client.server.persistence
     active = persistence.child_active()
     if active == "aof":
@@ -75,7 +75,7 @@ def bgrewriteaof(client: Client, args: list[bytes]) -> bytes:
     return resp.simple("Background append only file rewriting started")
 
 
-def _debug_reload(client: Client, args: list[bytes]) -> bytes:
+def _debug_reload(client: Session, args: list[bytes]) -> bytes:
     """Save the snapshot, empty every database and load the snapshot back (Redis's DEBUG
     RELOAD): a round trip through the snapshot format in one command."""
     server = client.server

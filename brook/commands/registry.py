@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
-Handler = Callable[["Client", list[bytes]], bytes]
+Handler = Callable[["Session", list[bytes]], bytes]
 
 
 class CommandError(Exception):
@@ -78,7 +78,6 @@ class Command:
         "subcommands",
         "parent",
         "is_write",
-        "is_blocking",
         "is_fast",
         "allowed_in_multi",
         "allowed_unauthenticated",
@@ -125,7 +124,6 @@ class Command:
         self.subcommands: dict[bytes, Command] = {}
         self.parent = parent
         self.is_write = "write" in flags
-        self.is_blocking = "blocking" in flags
         self.is_fast = "fast" in flags
         self.allowed_in_multi = "no_multi" not in flags
         self.allowed_unauthenticated = "no_auth" in flags

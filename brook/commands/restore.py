@@ -36,10 +36,10 @@ from brook.types.idmp import Idmp
 from brook.types.stream import Stream
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 
-def _stream(client: Client, key: bytes) -> Stream:
+def _stream(client: Session, key: bytes) -> Stream:
     value = client.db.lookup(key)
     if value is None:
         raise CommandError(NO_SUCH_KEY)
@@ -48,7 +48,7 @@ def _stream(client: Client, key: bytes) -> Stream:
     return value
 
 
-def _group(client: Client, key: bytes, name: bytes) -> tuple[Stream, Group]:
+def _group(client: Session, key: bytes, name: bytes) -> tuple[Stream, Group]:
     stream = _stream(client, key)
     group = stream.group(name)
     if group is None:
@@ -73,7 +73,7 @@ def _time(arg: bytes, what: str = "time") -> int:
     return value
 
 
-def _changed(client: Client, key: bytes) -> bytes:
+def _changed(client: Session, key: bytes) -> bytes:
     client.db.modified(key)
     client.server.dirty += 1
     return resp.OK
@@ -87,7 +87,7 @@ def _changed(client: Client, key: bytes) -> bytes:
     syntax="key group OWNER consumer id time count [id time count ...] | "
     "NACKED id count [id count ...]",
 )
-def brook_restore_pel(client: Client, args: list[bytes]) -> bytes:
+def brook_restore_pel(client: Session, args: list[bytes]) -> bytes:
     """``OWNER``: records owned by ``consumer`` (created if missing) with their delivery time
     and count, whether or not the entry still exists. ``NACKED``: records released by XNACK,
     appended to the released area in the order given."""
@@ -127,7 +127,7 @@ def brook_restore_pel(client: Client, args: list[bytes]) -> bytes:
     summary="Internal (AOF rewrite): sets a consumer's seen-time and active-time.",
     syntax="key group consumer seen-time active-time",
 )
-def brook_restore_consumer(client: Client, args: list[bytes]) -> bytes:
+def brook_restore_consumer(client: Session, args: list[bytes]) -> bytes:
     """Creates the consumer if missing; active-time -1 means "never active"."""
     seen_time = _time(args[4], "seen-time")
     active_time = _time(args[5], "active-time")
@@ -149,7 +149,7 @@ def brook_restore_consumer(client: Client, args: list[bytes]) -> bytes:
     syntax="key COUNTERS iids-added iids-duplicates | "
     "PRODUCER producer-id idempotent-id id time [idempotent-id id time ...]",
 )
-def brook_restore_idmp(client: Client, args: list[bytes]) -> bytes:
+def brook_restore_idmp(client: Session, args: list[bytes]) -> bytes:
     """``PRODUCER`` appends (idempotent id -> entry id, time recorded) pairs to a producer's
     history, oldest first, without counting them or evicting (the writer's history already
     respects IDMP-MAXSIZE); ``COUNTERS`` sets iids-added and iids-duplicates. Run XCFGSET first:
@@ -180,7 +180,7 @@ def brook_restore_idmp(client: Client, args: list[bytes]) -> bytes:
     return _changed(client, args[1])
 
 
-def _idmp(client: Client, stream: Stream) -> Idmp:
+def _idmp(client: Session, stream: Stream) -> Idmp:
     if stream.idmp is None:
         config = client.server.config
         stream.idmp = Idmp(config.stream_idmp_duration, config.stream_idmp_maxsize)
@@ -193,7 +193,7 @@ def _idmp(client: Client, stream: Stream) -> Idmp:
     summary="Internal (AOF rewrite): marks a hash as converted to a hash table.",
     syntax="key HASHTABLE",
 )
-def brook_restore_encoding(client: Client, args: list[bytes]) -> bytes:
+def brook_restore_encoding(client: Session, args: list[bytes]) -> bytes:
     """Redis converts a hash to a hash table one way only, so a hash that shrank keeps the
     encoding: replaying its fields alone would report ``listpack``."""
     if args[2].lower() != b"hashtable":

@@ -51,7 +51,7 @@ from brook.commands.registry import SYNTAX_ERROR, WRONGTYPE, CommandError, comma
 from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 INVALID_CURSOR = "ERR invalid cursor"
 NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
@@ -126,7 +126,7 @@ def _reply(cursor: int, items: list[bytes]) -> bytes:
          "command calls for the cursor to return back to 0. N is the number of elements inside "
          "the collection.",
          syntax="cursor [MATCH pattern] [COUNT count] [TYPE type]")
-def scan(client: Client, args: list[bytes]) -> bytes:
+def scan(client: Session, args: list[bytes]) -> bytes:
     cursor = parse_cursor(args[1])
     options = ScanOptions(args, 2, is_hash=False)
     db = client.db
@@ -151,7 +151,7 @@ def scan(client: Client, args: list[bytes]) -> bytes:
     return _reply(cursor, _live_keys(client, candidates, type_name))
 
 
-def _live_keys(client: Client, candidates: list[bytes], type_name: bytes | None) -> list[bytes]:
+def _live_keys(client: Session, candidates: list[bytes], type_name: bytes | None) -> list[bytes]:
     """Drop (and delete) expired keys. With TYPE, Redis re-reads each key as a read command
     would, which also counts keyspace hits; without it, only the expiry is checked."""
     db = client.db
@@ -174,7 +174,7 @@ def _live_keys(client: Client, candidates: list[bytes], type_name: bytes | None)
          "command calls for the cursor to return back to 0. N is the number of elements inside "
          "the collection..",  # sic: Redis's text
          syntax="key cursor [MATCH pattern] [COUNT count] [NOVALUES]")
-def hscan(client: Client, args: list[bytes]) -> bytes:
+def hscan(client: Session, args: list[bytes]) -> bytes:
     cursor = parse_cursor(args[2])
     db = client.db
     key = args[1]

@@ -31,7 +31,6 @@ from brook.commands.registry import (
 from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
 from brook.keyspace import ENCODINGS
 from brook.protocol import resp
-from brook.server import is_local
 
 if TYPE_CHECKING:
     from brook.connection import Client
@@ -44,7 +43,7 @@ _ADMIN_ACL = "@admin @slow @dangerous"
 def protected_action_allowed(setting: str, client: Client) -> bool:
     """``yes``, or ``local`` from a loopback/Unix connection (enable-debug-command and
     enable-protected-configs)."""
-    return setting == "yes" or (setting == "local" and is_local(client))
+    return setting == "yes" or (setting == "local" and client.is_local())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -508,9 +508,7 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
         reply = blocking.block(client, COMMANDS["xreadgroup"], args, list(keys),
                                blocking.GROUP, parsed.block, group=group_name,
                                claim=parsed.claim)
-        if reply is None and propagating:
-            _persist_before_parking(client, args)
-        return reply
+        return reply  # parked: the dispatcher persists what this run declared (a consumer)
     server.dirty += 1
     proto = client.protocol
     out = [b"*%d\r\n" % len(served) if proto == 2 else b"%%%d\r\n" % len(served)]
@@ -523,16 +521,6 @@ def xreadgroup(client: Client, args: list[bytes]) -> bytes:
     if proto != 2:
         reply = reply.replace(b"*-1\r\n", b"_\r\n")  # deleted entries' nil fields
     return reply
-
-
-def _persist_before_parking(client: Client, args: list[bytes]) -> None:
-    """Nothing persists a command that parks (the connection persists what replies), so what
-    this run changed before parking, a new consumer, is persisted here. Run again when
-    served, the read persists its own effects; this run leaves none behind for the next
-    command, or ([]) nothing more for the run that parked it again."""
-    if client.effects:
-        client.server.persist(client, args)
-    client.effects = [] if client.reprocessing else None
 
 
 COMMANDS["xreadgroup"].find_keys = streams.streams_key_positions

@@ -37,6 +37,7 @@ from brook.commands.stream_args import (
     parse_strict_id,
     parse_trim_args,
 )
+from brook.commands.timeouts import parse_timeout
 from brook.keyspace import now_ms
 from brook.notify import STREAM, notify
 from brook.persistence.aof import encode_xadd
@@ -683,7 +684,7 @@ def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
         more = argc - i - 1
         opt = args[i].lower()
         if opt == b"block" and more:
-            parsed.block = blocking.parse_timeout(args[i + 1], seconds=False)
+            parsed.block = parse_timeout(args[i + 1], seconds=False)
             i += 2
         elif opt == b"count" and more:
             parsed.count = max(parse_int(args[i + 1]), 0)

@@ -31,14 +31,14 @@ from brook.commands.registry import (
     command,
 )
 from brook.keyspace import expiry_now, now_ms
-from brook.notify import GENERIC, STRING, notify
+from brook.notify import GENERIC, STRING, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.keyspace import Database
+    from brook.session import Session
 
 OK = resp.OK
 BULK_HEADERS = resp.BULK_HEADERS
@@ -104,7 +104,7 @@ def _forget_ttl(db: Database, key: bytes) -> None:
     "get", arity=2, flags="readonly fast", keys=(1, 1, 1), acl="@read @string @fast",
     group="string", summary="Returns the string value of a key.", syntax="key",
 )
-def get(client: Client, args: list[bytes]) -> bytes:
+def get(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     value = db.data.get(key)
@@ -136,7 +136,7 @@ def get(client: Client, args: list[bytes]) -> bytes:
     syntax="key value [NX | XX] [GET] [EX seconds | PX milliseconds | "
     "EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]",
 )
-def set_(client: Client, args: list[bytes]) -> bytes:
+def set_(client: Session, args: list[bytes]) -> bytes:
     if len(args) != 3:
         return _set_with_options(client, args)
     db = client.db
@@ -145,14 +145,7 @@ def set_(client: Client, args: list[bytes]) -> bytes:
     db.access[key] = db.keyspace.lru_clock
     if db.expires:
         _forget_ttl(db, key)
-    if db.blocking:
-        db.signal_ready(key)  # a stream replaced: its group readers are told
-    if db.field_indexes:
-        db.field_indexes.pop(key, None)  # an HSCAN index of a hash this SET replaces
-    if db.watchers:
-        db.touch(key)
-    notify(client, STRING, b"set", key)
-    client.server.dirty += 1
+    written(client, key, STRING, b"set", ready=True)  # a replaced stream's readers are told
     return OK
 
 
@@ -221,7 +214,7 @@ def expire_deadline(arg: bytes, flags: int, command_name: str) -> int:
     return amount
 
 
-def _set_with_options(client: Client, args: list[bytes]) -> bytes:
+def _set_with_options(client: Session, args: list[bytes]) -> bytes:
     flags, expire = parse_extended_options(args, 3, for_set=True)
     deadline = expire_deadline(expire, flags, "set") if expire is not None else None
     db = client.db
@@ -236,13 +229,12 @@ def _set_with_options(client: Client, args: list[bytes]) -> bytes:
     if (flags & _NX and found) or (flags & _XX and not found):
         return reply if flags & _GET else resp.null(client.protocol)
     db.set(key, args[2], keep_ttl=bool(flags & _KEEPTTL))
-    notify(client, STRING, b"set", key)
+    written(client, key, STRING, b"set")
     if deadline is not None:
         db.set_expire(key, deadline)
         notify(client, GENERIC, b"expire", key)
         # A relative or absolute expiry persists as the absolute time (replay comes later).
         propagate(client, [b"SET", key, args[2], b"PXAT", b"%d" % deadline])
-    client.server.dirty += 1
     return reply
 
 
@@ -251,17 +243,16 @@ def _set_with_options(client: Client, args: list[bytes]) -> bytes:
     group="string", summary="Set the string value of a key only when the key doesn't exist.",
     syntax="key value",
 )
-def setnx(client: Client, args: list[bytes]) -> bytes:
+def setnx(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     if db.lookup(args[1]) is not None:
         return resp.ZERO
     db.set(args[1], args[2])
-    notify(client, STRING, b"set", args[1])
-    client.server.dirty += 1
+    written(client, args[1], STRING, b"set")
     return resp.ONE
 
 
-def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) -> bytes:
+def _set_expiring(client: Session, args: list[bytes], unit_flag: int, name: str) -> bytes:
     """SETEX and PSETEX: ``key amount value``."""
     deadline = expire_deadline(args[2], unit_flag, name)
     db = client.db
@@ -269,10 +260,9 @@ def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) 
     db.lookup(key)  # an expired previous value counts as expired, as in Redis
     db.set(key, args[3])
     db.set_expire(key, deadline)
-    notify(client, STRING, b"set", key)
+    written(client, key, STRING, b"set")
     notify(client, GENERIC, b"expire", key)
     propagate(client, [b"SET", key, args[3], b"PXAT", b"%d" % deadline])
-    client.server.dirty += 1
     return OK
 
 
@@ -283,7 +273,7 @@ def _set_expiring(client: Client, args: list[bytes], unit_flag: int, name: str) 
     "exist.",
     syntax="key seconds value",
 )
-def setex(client: Client, args: list[bytes]) -> bytes:
+def setex(client: Session, args: list[bytes]) -> bytes:
     return _set_expiring(client, args, _EX, "setex")
 
 
@@ -294,7 +284,7 @@ def setex(client: Client, args: list[bytes]) -> bytes:
     "created if it doesn't exist.",
     syntax="key milliseconds value",
 )
-def psetex(client: Client, args: list[bytes]) -> bytes:
+def psetex(client: Session, args: list[bytes]) -> bytes:
     return _set_expiring(client, args, _PX, "psetex")
 
 
@@ -304,12 +294,11 @@ def psetex(client: Client, args: list[bytes]) -> bytes:
     summary="Returns the previous string value of a key after setting it to a new value.",
     syntax="key value",
 )
-def getset(client: Client, args: list[bytes]) -> bytes:
+def getset(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     old = string_value(db, args[1], counted=True)
     db.set(args[1], args[2])
-    notify(client, STRING, b"set", args[1])
-    client.server.dirty += 1
+    written(client, args[1], STRING, b"set")
     return resp.bulk_or_null(old, client.protocol)
 
 
@@ -318,15 +307,14 @@ def getset(client: Client, args: list[bytes]) -> bytes:
     group="string", since="6.2.0",
     summary="Returns the string value of a key after deleting the key.", syntax="key",
 )
-def getdel(client: Client, args: list[bytes]) -> bytes:
+def getdel(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     value = string_value(db, args[1], counted=True)
     if value is None:
         return resp.null(client.protocol)
     db.delete(args[1])
-    notify(client, GENERIC, b"del", args[1])
+    written(client, args[1], GENERIC, b"del")
     propagate(client, [b"DEL", args[1]])  # as Redis persists GETDEL
-    client.server.dirty += 1
     return resp.bulk(value)
 
 
@@ -337,7 +325,7 @@ def getdel(client: Client, args: list[bytes]) -> bytes:
     syntax="key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
     "PXAT unix-time-milliseconds | PERSIST]",
 )
-def getex(client: Client, args: list[bytes]) -> bytes:
+def getex(client: Session, args: list[bytes]) -> bytes:
     flags, expire = parse_extended_options(args, 2, for_set=False)
     db = client.db
     key = args[1]
@@ -349,17 +337,15 @@ def getex(client: Client, args: list[bytes]) -> bytes:
         deadline = expire_deadline(expire, flags, "getex")
         if not flags & _RELATIVE and deadline <= expiry_now():
             db.delete(key)  # an absolute time already past deletes the key at once
-            notify(client, GENERIC, b"del", key)
+            written(client, key, GENERIC, b"del")
             propagate(client, [b"DEL", key])
         else:
             db.set_expire(key, deadline)
-            notify(client, GENERIC, b"expire", key)
+            written(client, key, GENERIC, b"expire")
             propagate(client, [b"PEXPIREAT", key, b"%d" % deadline])
-        client.server.dirty += 1
     elif flags & _PERSIST and db.persist(key):
-        notify(client, GENERIC, b"persist", key)
+        written(client, key, GENERIC, b"persist")
         propagate(client, [b"PERSIST", key])
-        client.server.dirty += 1
     return reply
 
 
@@ -368,7 +354,7 @@ def getex(client: Client, args: list[bytes]) -> bytes:
     group="string", summary="Atomically returns the string values of one or more keys.",
     complexity="O(N) where N is the number of keys to retrieve.", syntax="key [key ...]",
 )
-def mget(client: Client, args: list[bytes]) -> bytes:
+def mget(client: Session, args: list[bytes]) -> bytes:
     lookup = client.db.lookup_read
     null = NULL_BULK if client.protocol == 2 else NULL3
     parts = [b"*%d\r\n" % (len(args) - 1)]
@@ -393,7 +379,7 @@ def _pairs_arity_check(args: list[bytes], name: str) -> None:
     summary="Atomically creates or modifies the string values of one or more keys.",
     complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]",
 )
-def mset(client: Client, args: list[bytes]) -> bytes:
+def mset(client: Session, args: list[bytes]) -> bytes:
     if not len(args) & 1:
         _pairs_arity_check(args, "mset")
     db = client.db
@@ -415,14 +401,12 @@ def mset(client: Client, args: list[bytes]) -> bytes:
             db.access[key] = db.keyspace.lru_clock
             if expires:
                 _forget_ttl(db, key)
-            if watchers or db.field_indexes:
-                db.modified(key)
-            if db.blocking:
-                db.signal_ready(key)
+            if watchers or db.field_indexes or db.blocking:
+                db.modified(key, ready=True)
     if client.server.config.notify_keyspace_events:
         for key in args[1::2]:
             notify(client, STRING, b"set", key)
-    client.server.dirty += len(args) >> 1
+    client.server.dirty += len(args) >> 1  # the keys' signals were sent above, in the loop
     return OK
 
 
@@ -433,7 +417,7 @@ def mset(client: Client, args: list[bytes]) -> bytes:
     "don't exist.",
     complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]",
 )
-def msetnx(client: Client, args: list[bytes]) -> bytes:
+def msetnx(client: Session, args: list[bytes]) -> bytes:
     _pairs_arity_check(args, "msetnx")
     db = client.db
     keys = args[1::2]
@@ -442,8 +426,7 @@ def msetnx(client: Client, args: list[bytes]) -> bytes:
             return resp.ZERO
     for key, value in zip(keys, args[2::2], strict=True):
         db.set(key, value)
-        notify(client, STRING, b"set", key)
-    client.server.dirty += len(keys)
+        written(client, key, STRING, b"set")
     return resp.ONE
 
 
@@ -474,7 +457,7 @@ def _stored_int(value: object) -> int:
     "doesn't exist.",
     syntax="key",
 )
-def incr(client: Client, args: list[bytes]) -> bytes:
+def incr(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     value = db.data.get(key)
@@ -503,14 +486,11 @@ def incr(client: Client, args: list[bytes]) -> bytes:
     text = b"%d" % number
     db.data[key] = text  # the TTL is kept
     db.access[key] = db.keyspace.lru_clock
-    if db.watchers:
-        db.touch(key)
-    notify(client, STRING, b"incrby", key)
-    client.server.dirty += 1
+    written(client, key, STRING, b"incrby")
     return b":%s\r\n" % text
 
 
-def incr_by(client: Client, key: bytes, delta: int) -> bytes:
+def incr_by(client: Session, key: bytes, delta: int) -> bytes:
     """INCRBY/DECRBY/DECR: add ``delta`` with Redis's overflow check; the TTL is kept."""
     db = client.db
     value = db.lookup(key)
@@ -520,9 +500,7 @@ def incr_by(client: Client, key: bytes, delta: int) -> bytes:
         raise CommandError(OVERFLOW)
     db.data[key] = b"%d" % number
     db.access[key] = db.keyspace.lru_clock
-    db.modified(key)
-    notify(client, STRING, b"incrby", key)
-    client.server.dirty += 1
+    written(client, key, STRING, b"incrby")
     return resp.integer(number)
 
 
@@ -533,7 +511,7 @@ def incr_by(client: Client, key: bytes, delta: int) -> bytes:
     "doesn't exist.",
     syntax="key",
 )
-def decr(client: Client, args: list[bytes]) -> bytes:
+def decr(client: Session, args: list[bytes]) -> bytes:
     return incr_by(client, args[1], -1)
 
 
@@ -544,7 +522,7 @@ def decr(client: Client, args: list[bytes]) -> bytes:
     "key doesn't exist.",
     syntax="key increment",
 )
-def incrby(client: Client, args: list[bytes]) -> bytes:
+def incrby(client: Session, args: list[bytes]) -> bytes:
     return incr_by(client, args[1], parse_int(args[2]))
 
 
@@ -555,7 +533,7 @@ def incrby(client: Client, args: list[bytes]) -> bytes:
     "the key doesn't exist.",
     syntax="key decrement",
 )
-def decrby(client: Client, args: list[bytes]) -> bytes:
+def decrby(client: Session, args: list[bytes]) -> bytes:
     decrement = parse_int(args[2])
     if decrement == LONG_MIN:  # its negation does not fit in 64 bits
         raise CommandError("ERR decrement would overflow")
@@ -569,7 +547,7 @@ def decrby(client: Client, args: list[bytes]) -> bytes:
     "if the key doesn't exist.",
     syntax="key increment",
 )
-def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
+def incrbyfloat(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     value = string_value(db, key)
@@ -581,11 +559,9 @@ def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
     text = format_long_double(total)
     db.data[key] = text  # the TTL is kept
     db.access[key] = db.keyspace.lru_clock
-    db.modified(key)
-    notify(client, STRING, b"incrbyfloat", key)
+    written(client, key, STRING, b"incrbyfloat")
     # The result, not the addition: replay must not depend on float arithmetic (as Redis).
     propagate(client, [b"SET", key, text, b"KEEPTTL"])
-    client.server.dirty += 1
     return resp.bulk(text)
 
 
@@ -594,7 +570,7 @@ def incrbyfloat(client: Client, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_length(client: Client, offset: int, added: int) -> None:
+def _check_length(client: Session, offset: int, added: int) -> None:
     """Redis's checkStringLength: a string may not grow beyond proto-max-bulk-len."""
     total = offset + added
     if total > client.server.config.proto_max_bulk_len or total > LONG_MAX:
@@ -610,7 +586,7 @@ def _check_length(client: Client, offset: int, added: int) -> None:
     "by Redis will double the free space available on every reallocation.",
     syntax="key value",
 )
-def append(client: Client, args: list[bytes]) -> bytes:
+def append(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     suffix = args[2]
@@ -628,9 +604,7 @@ def append(client: Client, args: list[bytes]) -> bytes:
             db.data[key] = value  # the TTL is kept
             db.access[key] = db.keyspace.lru_clock
         length = len(value)
-    db.modified(key)
-    notify(client, STRING, b"append", key)
-    client.server.dirty += 1
+    written(client, key, STRING, b"append")
     return resp.integer(length)
 
 
@@ -639,7 +613,7 @@ def append(client: Client, args: list[bytes]) -> bytes:
     group="string", since="2.2.0", summary="Returns the length of a string value.",
     syntax="key",
 )
-def strlen(client: Client, args: list[bytes]) -> bytes:
+def strlen(client: Session, args: list[bytes]) -> bytes:
     value = string_value(client.db, args[1], counted=True)
     return resp.integer(0 if value is None else len(value))
 
@@ -653,7 +627,7 @@ def strlen(client: Client, args: list[bytes]) -> bytes:
     "existing string is very cheap, it can be considered O(1) for small strings.",
     syntax="key start end",
 )
-def getrange(client: Client, args: list[bytes]) -> bytes:
+def getrange(client: Session, args: list[bytes]) -> bytes:
     start = parse_int(args[2])
     end = parse_int(args[3])
     value = string_value(client.db, args[1], counted=True)
@@ -683,7 +657,7 @@ def getrange(client: Client, args: list[bytes]) -> bytes:
     "O(M) with M being the length of the value argument.",
     syntax="key offset value",
 )
-def setrange(client: Client, args: list[bytes]) -> bytes:
+def setrange(client: Session, args: list[bytes]) -> bytes:
     offset = parse_int(args[2])
     if offset < 0:
         raise CommandError(OFFSET_OUT_OF_RANGE)
@@ -709,9 +683,7 @@ def setrange(client: Client, args: list[bytes]) -> bytes:
         if offset > len(value):
             value.extend(bytes(offset - len(value)))
     value[offset : offset + len(patch)] = patch
-    db.modified(key)
-    notify(client, STRING, b"setrange", key)
-    client.server.dirty += 1
+    written(client, key, STRING, b"setrange")
     return resp.integer(len(value))
 
 

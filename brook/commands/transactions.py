@@ -1,6 +1,6 @@
 """Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 
-While a client is in MULTI the dispatcher queues its commands (see ``Client.execute``); a
+While a client is in MULTI the dispatcher queues its commands (see ``Dispatcher.execute``); a
 command rejected while queueing (unknown, wrong arity) marks the transaction so EXEC aborts.
 WATCH registers the client with the key's database; any write to the key, its expiry, FLUSHDB
 or SWAPDB marks the client so EXEC returns a null reply.
@@ -15,12 +15,12 @@ from brook.persistence.effects import suppress
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 
 
-def _leave_multi(client: Client) -> None:
+def _leave_multi(client: Session) -> None:
     client.in_multi = False
     client.multi_queue = []
     client.multi_error = False
@@ -33,7 +33,7 @@ def _leave_multi(client: Client) -> None:
     acl="@fast @transaction", group="transactions",
     summary="Starts a transaction.", syntax="",
 )
-def multi(client: Client, args: list[bytes]) -> bytes:
+def multi(client: Session, args: list[bytes]) -> bytes:
     if client.in_multi:
         raise CommandError("ERR MULTI calls can not be nested")
     client.in_multi = True
@@ -48,14 +48,14 @@ def multi(client: Client, args: list[bytes]) -> bytes:
     acl="@fast @transaction", group="transactions",
     summary="Discards a transaction.", syntax="",
 )
-def discard(client: Client, args: list[bytes]) -> bytes:
+def discard(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR DISCARD without MULTI")
     _leave_multi(client)
     return resp.OK
 
 
-def _watched_key_expired(client: Client) -> bool:
+def _watched_key_expired(client: Session) -> bool:
     """A key that was alive at WATCH time and has expired since counts as modified."""
     keyspace = client.server.keyspace
     for (db_index, key), expired_at_watch in client.watched.items():
@@ -70,7 +70,7 @@ def _watched_key_expired(client: Client) -> bool:
     summary="Executes all commands in a transaction.", complexity="Depends on commands in the transaction",
     syntax="",
 )
-def exec_(client: Client, args: list[bytes]) -> bytes:
+def exec_(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR EXEC without MULTI")
     if client.multi_error:
@@ -88,7 +88,8 @@ def exec_(client: Client, args: list[bytes]) -> bytes:
     if aof is not None:
         aof.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
     try:
-        replies = [client.call(cmd, request) for cmd, request in queue]
+        call = client.server.dispatcher.call
+        replies = [call(client, cmd, request) for cmd, request in queue]
     finally:
         client.in_exec = False
         if aof is not None:
@@ -104,7 +105,7 @@ def exec_(client: Client, args: list[bytes]) -> bytes:
     summary="Monitors changes to keys to determine the execution of a transaction.",
     complexity="O(1) for every key.", syntax="key [key ...]",
 )
-def watch(client: Client, args: list[bytes]) -> bytes:
+def watch(client: Session, args: list[bytes]) -> bytes:
     if client.in_multi:
         raise CommandError("ERR WATCH inside MULTI is not allowed")
     db = client.db
@@ -122,6 +123,6 @@ def watch(client: Client, args: list[bytes]) -> bytes:
     acl="@fast @transaction", group="transactions", since="2.2.0",
     summary="Forgets about all watched keys.", syntax="",
 )
-def unwatch(client: Client, args: list[bytes]) -> bytes:
+def unwatch(client: Session, args: list[bytes]) -> bytes:
     client.unwatch_all()
     return resp.OK

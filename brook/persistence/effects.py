@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 __all__ = ["PERSISTED", "propagate", "suppress"]
 
@@ -24,7 +24,7 @@ __all__ = ["PERSISTED", "propagate", "suppress"]
 PERSISTED: list[list[bytes]] = []
 
 
-def propagate(client: Client, *commands: list[bytes]) -> None:
+def propagate(client: Session, *commands: list[bytes]) -> None:
     """Persist ``commands`` (argument lists, run in the client's current database) instead of
     the request; several calls accumulate in order. Nothing happens with persistence off."""
     if not client.server.propagating:
@@ -36,7 +36,7 @@ def propagate(client: Client, *commands: list[bytes]) -> None:
         effects.extend(commands)
 
 
-def suppress(client: Client) -> None:
+def suppress(client: Session) -> None:
     """Persist nothing for this request even though it counted as a change."""
     if client.server.propagating and client.effects is None:
         client.effects = []

@@ -1,7 +1,8 @@
 """Replaying an append-only file into the keyspace at start-up.
 
-The file is read in large chunks and parsed with hiredis; each command runs through its handler
-on a client that is never connected, as Redis's fake AOF client does. MULTI ... EXEC blocks are
+The file is read in large chunks and parsed with hiredis; each command runs through the
+dispatcher (:meth:`brook.dispatch.Dispatcher.call`) on a session that is never connected, as
+Redis's fake AOF client does. MULTI ... EXEC blocks are
 buffered and applied together, so a transaction cut by a crash is dropped whole.
 
 A file that ends inside a command (a crash mid-write) is loaded up to the last complete command
@@ -21,11 +22,11 @@ from typing import TYPE_CHECKING, NoReturn
 
 import hiredis
 
-from brook.commands.registry import Command, CommandError
+from brook.commands.registry import Command
 from brook.protocol.requests import parse_strict_int
+from brook.session import Session
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.server import Server
 
 __all__ = ["AofError", "LoadResult", "load_file", "valid_prefix"]
@@ -97,14 +98,14 @@ def _length_line(data: bytes, pos: int) -> tuple[int | None, int]:
 
 
 class _Replayer:
-    """Runs the file's commands on a detached client."""
+    """Runs the file's commands on a detached session."""
 
     def __init__(self, server: Server) -> None:
-        from brook.connection import Client  # late: connection imports the command table
-
         self.server = server
-        self.client: Client = Client(server)
+        self.dispatcher = server.dispatcher
+        self.client = Session(server)
         self.client.authenticated = True
+        self.client.replaying = True
         self.table = server.command_table
         self.transaction: list[tuple[Command, list[bytes]]] | None = None
         self.multi_at = 0  # index of the command that opened ``transaction``
@@ -144,12 +145,12 @@ class _Replayer:
             self._call(cmd, argv)
 
     def _call(self, cmd: Command, argv: list[bytes]) -> None:
+        """A failed command changed nothing, as when it first ran; a bug stops the load
+        (starting with a diverged dataset would be worse)."""
         client = self.client
         try:
-            cmd.handler(client, argv)  # type: ignore[misc]
-        except CommandError:
-            pass  # a failed command changed nothing, as when it first ran  # noqa: SIM105
-        except Exception as err:  # a bug: starting with a diverged dataset would be worse
+            self.dispatcher.call(client, cmd, argv)
+        except Exception as err:
             raise AofError(f"Error replaying '{cmd.fullname}' from the append only file: "
                            f"{err!r}") from err
         client.out.clear()

@@ -1,0 +1,32 @@
+"""The timeout argument of blocking commands, with Redis's errors."""
+
+from __future__ import annotations
+
+from brook.commands.args import parse_int
+from brook.commands.registry import CommandError
+from brook.commands.strings import parse_long_double
+from brook.keyspace import now_ms
+
+_LLONG_MAX = (1 << 63) - 1
+
+
+def parse_timeout(arg: bytes, seconds: bool) -> int:
+    """A blocking timeout in milliseconds (0 = forever) with Redis's errors: seconds with
+    decimals for list commands (rounded up to the millisecond), whole milliseconds for X*."""
+    if seconds:
+        value = parse_long_double(arg, "ERR timeout is not a float or out of range")
+        if isinstance(value, float):  # infinite
+            if value > 0:
+                raise CommandError("ERR timeout is out of range")
+            raise CommandError("ERR timeout is negative")
+        millis = value * 1000
+        if millis > _LLONG_MAX:
+            raise CommandError("ERR timeout is out of range")
+        timeout = -((-millis.numerator) // millis.denominator)  # ceil
+    else:
+        timeout = parse_int(arg, "ERR timeout is not an integer or out of range")
+    if timeout < 0:
+        raise CommandError("ERR timeout is negative")
+    if timeout > _LLONG_MAX - now_ms():
+        raise CommandError("ERR timeout is out of range")
+    return timeout

@@ -1,0 +1,397 @@
+"""The one command pipeline: every request, whoever asks for it, runs through here.
+
+    request ─► execute: lookup, arity, auth, MISCONF, LOADING, MULTI, subscribed mode
+                  │       (a rejection is Redis's error and changes nothing)
+                  ▼
+              call: handler ─► error mapping ─► persistence of effects ─► stats, slow log,
+                  │                                                      MONITOR
+                  ▼
+              reply (bytes) or None: parked (brook.blocking serves it later through rerun)
+
+Callers: the connection (:meth:`run_batch` for the requests of a read, :meth:`execute` for one
+request of the exact parser), EXEC (:meth:`call` for each queued command), served blocking
+waiters (:meth:`rerun`, :meth:`unblocked`), the AOF loader (:meth:`call` on a session that is
+never connected). It is sans-IO: a :class:`brook.session.Session` in, reply bytes and effects
+out, so tests drive it without sockets.
+
+Commandstats and the slow log. Redis times every command. Timing costs about a fifth of a
+PING's dispatch here, so a command Redis flags ``fast`` (O(1), O(log N)) run by
+:meth:`run_batch` is not timed on its own: the batch's fast commands are counted and share the
+batch's time left over by the others (one clock read per timed command, one per batch).
+A parked command is counted when it is unblocked, with the time its runs took, as Redis does.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from brook.commands.registry import Command, CommandError
+from brook.protocol import resp
+from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
+
+if TYPE_CHECKING:
+    from brook.blocking import Waiter
+    from brook.server import Server
+    from brook.session import Session
+
+_perf = time.perf_counter
+
+# Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
+_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+_LOADING = "LOADING Redis is loading the dataset in memory"
+_NOAUTH = "NOAUTH Authentication required."
+# What a RESP2 client in subscribed mode may run (Redis's processCommand check).
+_SUBSCRIBED_MODE_COMMANDS = frozenset({
+    "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
+    "punsubscribe", "quit", "reset",
+})
+_SUBSCRIBED_MODE_ERROR = (
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+    "allowed in this context"
+)
+
+
+def unknown_command_error(args: list[bytes]) -> str:
+    """Redis's text: the name and up to ~128 characters of quoted arguments, each followed by a
+    space."""
+    shown = ""
+    for arg in args[1:]:
+        if len(shown) >= 128:
+            break
+        shown += "'%s' " % arg.decode("utf-8", "replace")[: 128 - len(shown)]
+    name = args[0].decode("utf-8", "replace")[:128]
+    return f"ERR unknown command '{name}', with args beginning with: {shown}"
+
+
+def arity_error(cmd: Command) -> str:
+    return f"ERR wrong number of arguments for '{cmd.fullname}' command"
+
+
+class Dispatcher:
+    """Runs commands for sessions: checks, handler, errors, persistence, stats, MONITOR."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.table = server.command_table
+        self.clock = 0.0  # perf_counter when the last timed command ended
+
+    # -- a read's worth of requests (the connection's hot path) -----------------------------
+
+    def run_batch(self, session: Session,
+                  next_request: Callable[[], object]) -> tuple[int, int, list[bytes] | None, bool]:
+        """Run the requests ``next_request`` returns (hiredis ``Reader.gets``: a request, or
+        False when no complete one is left) in order, appending replies to ``session.out``.
+
+        Returns how many requests were taken, their elements in all, the last one, and
+        whether the batch stopped at a malformed request: one the reader cannot parse or
+        whose elements are not all byte strings, which never runs (the caller's exact parser
+        reports it). The batch also stops when a command parks the session or closes it.
+        The caller keeps from the reader what it would read as a request of bytes although Redis
+        would not (see brook.connection)."""
+        server = self.server
+        table = self.table
+        account = self.account
+        out = session.out
+        ready = server.keyspace.ready
+        join = b"".join
+        perf = _perf
+        started = clock = perf()
+        timed = 0.0  # time of the commands timed on their own
+        fast_cmd: Command | None = None  # the (usually only) fast command kind of this batch
+        fast_calls = 0
+        fast_others: dict[Command, int] | None = None
+        fast_request: list[bytes] | None = None
+        taken = arguments = 0
+        last: list[bytes] | None = None
+        last_cmd: Command | None = None
+        malformed = False
+        while True:
+            try:
+                request = next_request()
+                if request is False:
+                    break
+                join(request)  # raises TypeError unless every element is a byte string
+            except Exception:  # the reader's protocol error, or an element of another type
+                malformed = True
+                break
+            taken += 1
+            arguments += len(request)  # type: ignore[arg-type]
+            last = request  # type: ignore[assignment]
+            if not request:
+                continue  # "*0": nothing to run, as in Redis
+            cmd = table.get(request[0])  # type: ignore[index]
+            if (
+                session.slow
+                or cmd is None
+                or cmd.handler is None
+                or not cmd.min_args <= len(request) <= cmd.max_args  # type: ignore[arg-type]
+            ):
+                if session.closing:  # QUIT, or a protocol error: nothing more runs
+                    taken -= 1
+                    break
+                last_cmd = None  # execute records it itself
+                if not clock:
+                    clock = perf()
+                reply = self.execute(session, request)  # type: ignore[arg-type]
+                now = perf()
+                timed += now - clock  # execute timed it (or rejected it) itself
+                clock = now
+            else:
+                # An admitted command of a fast session (no check of execute applies to it:
+                # see Session.refresh_mode). This is invoke, written out: a call per request
+                # is a tenth of a small command's cost here.
+                last_cmd = cmd
+                fast = cmd.is_fast
+                if not fast and not clock:
+                    clock = perf()
+                dirty = server.dirty
+                try:
+                    reply = cmd.handler(session, request)  # type: ignore[arg-type]
+                except CommandError as err:
+                    reply = self.error_reply(err.message, cmd)
+                except Exception as err:  # a bug must cost one reply, never the server
+                    reply = self.internal_error(session, cmd, err)
+                if server.propagating and (server.dirty != dirty or session.effects is not None):
+                    self.persist(session, request, reply is not None)  # type: ignore[arg-type]
+                if fast:  # not timed one by one: charged at the end of the batch
+                    if cmd is fast_cmd:
+                        fast_calls += 1
+                    elif fast_cmd is None:
+                        fast_cmd, fast_calls = cmd, 1
+                    else:
+                        if fast_others is None:
+                            fast_others = {}
+                        fast_others[cmd] = fast_others.get(cmd, 0) + 1
+                    fast_request = request  # type: ignore[assignment]
+                    clock = 0.0  # stale: the next timed command reads the clock first
+                else:
+                    now = perf()
+                    elapsed = now - clock
+                    clock = now
+                    timed += elapsed
+                    if reply is None:
+                        self.parked(session, elapsed)
+                    else:
+                        account(session, cmd, request, elapsed)  # type: ignore[arg-type]
+            if reply is not None:
+                out.append(reply)
+            elif session.blocked is not None:
+                break  # parked: its later requests wait until it is served
+            if ready:
+                server.blocking.serve_ready()
+        if last_cmd is not None:
+            session.last_cmd = last_cmd
+        if fast_cmd is not None:
+            self._charge_fast(session, fast_cmd, fast_calls, fast_others,
+                              perf() - started - timed, fast_request)
+        return taken, arguments, last, malformed
+
+    def _charge_fast(self, session: Session, cmd: Command, calls: int,
+                     others: dict[Command, int] | None, seconds: float,
+                     request: list[bytes] | None) -> None:
+        """Credit the untimed fast commands of a batch with their calls and time (shared in
+        proportion to calls). One fast command alone gets its exact time, and the slow log."""
+        seconds = max(seconds, 0.0)
+        if others is None:
+            cmd.calls += calls
+            cmd.seconds += seconds
+            if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
+                self.server.slowlog_add(session, cmd, request, seconds)
+            return
+        others[cmd] = others.get(cmd, 0) + calls
+        total = sum(others.values())
+        for each, count in others.items():
+            each.calls += count
+            each.seconds += seconds * count / total
+
+    # -- one request with every check (Redis's processCommand) -----------------------------
+
+    def execute(self, session: Session, args: list[bytes]) -> bytes | None:
+        """Run one request with every check of Redis's processCommand; returns the reply
+        (None: parked, or silenced by CLIENT REPLY)."""
+        table = self.table
+        cmd = table.get(args[0])
+        if cmd is None:
+            cmd = table.get(args[0].lower())
+        if cmd is None:
+            return self._reject(session, unknown_command_error(args), None)
+        if cmd.subcommands and len(args) >= 2:
+            sub = cmd.subcommands.get(args[1].lower())
+            if sub is None:
+                return self._reject(
+                    session,
+                    "ERR unknown subcommand '%s'. Try %s HELP."
+                    % (args[1].decode("utf-8", "replace")[:128], cmd.name.upper()),
+                    None,
+                )
+            cmd = sub
+        message = self._refusal(session, cmd, args)
+        if message is not None:
+            return self._reject(session, message, cmd)
+        if session.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
+            session.multi_queue.append((cmd, args))
+            session.last_cmd = cmd
+            return self._apply_reply_mode(session, resp.QUEUED)
+        reply = self.call(session, cmd, args)
+        if reply is None:  # parked: the reply mode in force now applies to its reply
+            if session.blocked is not None:
+                session.blocked.silent = session.reply_mode != REPLY_ON
+            self._apply_reply_mode(session, None)
+            return None
+        return self._apply_reply_mode(session, reply)
+
+    def _refusal(self, session: Session, cmd: Command, args: list[bytes]) -> str | None:
+        """Why ``cmd`` may not run now (the error to send), or None."""
+        server = self.server
+        if not cmd.min_args <= len(args) <= cmd.max_args or cmd.handler is None:
+            return arity_error(cmd)
+        if not session.authenticated and not cmd.allowed_unauthenticated:
+            return _NOAUTH
+        if server.aof_write_failed and cmd.is_write:
+            aof = server.aof
+            return ("MISCONF Errors writing to the AOF file: "
+                    f"{aof.last_write_error if aof else ''}")
+        if server.loading and "loading" not in cmd.flags:
+            return _LOADING
+        if session.in_multi and not cmd.allowed_in_multi:
+            return "ERR Command not allowed inside a transaction"
+        if (session.protocol == 2 and session.is_subscribed()
+                and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
+            session.last_cmd = cmd  # as Redis, which records it before its checks
+            return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
+        return None
+
+    def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
+        if session.in_multi:
+            session.multi_error = True
+        return self._apply_reply_mode(session, self.error_reply(message, cmd, rejected=True))
+
+    @staticmethod
+    def _apply_reply_mode(session: Session, reply: bytes | None) -> bytes | None:
+        mode = session.reply_mode
+        if mode == REPLY_ON:
+            return reply
+        if mode == REPLY_SKIP_NEXT:
+            session.reply_mode = REPLY_SKIP
+        elif mode == REPLY_SKIP:
+            session.reply_mode = REPLY_ON
+            session.refresh_mode()
+        return reply if type(reply) is Pushed else None
+
+    # -- running an admitted command --------------------------------------------------------
+
+    def call(self, session: Session, cmd: Command, args: list[bytes],
+             started: float = 0.0) -> bytes | None:
+        """Run a command that passed every check: :meth:`invoke`, then commandstats, the slow
+        log and MONITOR (``started``: the clock, when the caller has just read it)."""
+        server = self.server
+        session.last_cmd = cmd
+        # CLIENT NO-TOUCH (such sessions always come through execute): a read-only command
+        # leaves the access times of the keys it names as they were (TOUCH excepted).
+        # Restoring them here keeps every lookup on the hot path free of a NO-TOUCH check.
+        saved_access = None
+        if session.no_touch and not cmd.is_write and cmd.name != "touch":
+            access = session.db.access
+            saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
+        if not started:
+            started = _perf()
+        reply = self.invoke(session, cmd, args)
+        if saved_access is not None:
+            session.db.restore_access(saved_access)
+        if server.monitors and not session.reprocessing and not session.replaying:
+            # After the command, as Redis: a SELECT shows its new database. A parked command
+            # is shown once, when it is first run.
+            server.feed_monitors(session, cmd, args)
+        self.clock = now = _perf()
+        elapsed = now - started
+        if reply is None or session.reprocessing:
+            self.parked(session, elapsed)
+            return reply
+        self.account(session, cmd, args, elapsed)
+        return reply
+
+    @staticmethod
+    def parked(session: Session, elapsed: float) -> None:
+        """A run of a parked command: its time is counted once, when it is unblocked."""
+        waiter = session.blocked
+        if waiter is not None:
+            waiter.seconds += elapsed
+
+    def invoke(self, session: Session, cmd: Command, args: list[bytes]) -> bytes | None:
+        """What every run of a command does: the handler, its error as a reply, and what it
+        changed persisted (None: it parked)."""
+        server = self.server
+        dirty = server.dirty
+        try:
+            reply = cmd.handler(session, args)  # type: ignore[misc]
+        except CommandError as err:
+            reply = self.error_reply(err.message, cmd)
+        except Exception as err:  # a bug must cost one reply, never the server
+            reply = self.internal_error(session, cmd, err)
+        if server.propagating and (server.dirty != dirty or session.effects is not None):
+            self.persist(session, args, reply is not None)
+        return reply
+
+    def account(self, session: Session, cmd: Command, args: list[bytes],
+                elapsed: float) -> None:
+        """Commandstats and the slow log for one finished command (not for replayed ones)."""
+        if session.replaying:
+            return
+        cmd.calls += 1
+        cmd.seconds += elapsed
+        if elapsed > self.server.slowlog_threshold:
+            self.server.slowlog_add(session, cmd, args, elapsed)
+
+    def persist(self, session: Session, request: list[bytes], replied: bool = True) -> None:
+        """Record what a command changed: its declared effects, else the request itself. A
+        command that parked persists only the effects it declared (a consumer it created):
+        its request is not what happened."""
+        effects = session.effects
+        session.effects = None
+        aof = self.server.aof
+        if aof is None:
+            return
+        if effects is None:
+            if replied:
+                aof.feed(session.db.index, (request,))
+        elif effects:
+            aof.feed(session.db.index, effects)
+
+    # -- parked commands (brook.blocking) ---------------------------------------------------
+
+    def rerun(self, waiter: Waiter) -> bytes | None:
+        """Run a parked command again to serve it; None: it still finds nothing."""
+        session = waiter.client
+        session.reprocessing = True
+        try:
+            return self.call(session, waiter.cmd, waiter.args)
+        finally:
+            session.reprocessing = False
+
+    def unblocked(self, waiter: Waiter) -> None:
+        """A parked command ended (served, timed out, unblocked, failed): count it once, with
+        the time its runs took, and enter it in the slow log, as Redis's updateStatsOnUnblock."""
+        self.account(waiter.client, waiter.cmd, waiter.args, waiter.seconds)
+
+    # -- error replies ----------------------------------------------------------------------
+
+    def error_reply(self, message: str, cmd: Command | None, rejected: bool = False) -> bytes:
+        """Encode an error reply and count it (errorstats, failed/rejected calls)."""
+        self.server.count_error(message.split(" ", 1)[0])
+        if cmd is not None:
+            if rejected:
+                cmd.rejected_calls += 1
+            else:
+                cmd.failed_calls += 1
+        return resp.error(message)
+
+    def internal_error(self, session: Session, cmd: Command, err: Exception) -> bytes:
+        if session.replaying:
+            raise err  # the AOF loader stops: starting with a diverged dataset would be worse
+        self.server.log("warning", f"Internal error in {cmd.fullname}: {traceback.format_exc()}")
+        return self.error_reply(
+            f"ERR internal error in '{cmd.fullname}': {type(err).__name__}", cmd
+        )

@@ -1,0 +1,260 @@
+"""A client's protocol state, without its socket: what the dispatcher and the commands see.
+
+A :class:`Session` holds everything Redis keeps in its ``client`` struct that is not I/O: the
+selected database, RESP version, authentication, MULTI queue, WATCHed keys, CLIENT REPLY mode,
+the parked command, subscriptions, and the replies produced so far (``out``). The connection
+(:class:`brook.connection.Client`) is a Session with a transport; a Session alone is a client
+that is never connected, which is what the AOF loader and the dispatcher's tests use.
+
+The few things a command needs to know about the socket (CLIENT LIST's buffers, whether it is
+a Unix socket, closing it) are methods here that answer for an unconnected session and are
+overridden by the connection, so ``commands/`` never imports the connection.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from brook.blocking import Waiter
+    from brook.commands.registry import Command
+    from brook.protocol.requests import RequestParser
+    from brook.server import Server
+
+# CLIENT REPLY modes; SKIP_NEXT is set by CLIENT REPLY SKIP itself and becomes SKIP once that
+# command's own (suppressed) reply has passed, so exactly the next command is silenced.
+REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
+
+
+class Pushed(bytes):
+    """A reply made of push messages ((un)subscribe confirmations): sent even under CLIENT
+    REPLY OFF/SKIP, as Redis sends what it marks CLIENT_PUSHING."""
+
+
+class Session:
+    """One client's state (database, RESP version, transaction, ...), sans I/O."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.id = 0
+        self.addr = ""
+        self.laddr = ""
+        self.fd = -1
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.db = server.keyspace[0]
+        self.protocol = 2
+        self.authenticated = not server.config.requirepass
+        self.in_multi = False
+        self.multi_queue: list[tuple[Command, list[bytes]]] = []
+        self.multi_error = False
+        # (db index, key) -> key was already expired when WATCHed
+        self.watched: dict[tuple[int, bytes], bool] = {}
+        self.watch_failed = False
+        self.reply_mode = REPLY_ON
+        self.is_monitor = False
+        self.no_evict = False
+        self.no_touch = False
+        self.closing = False
+        self.closed = False
+        self.created = time.time()
+        self.last_interaction = self.created
+        self.last_cmd: Command | None = None  # CLIENT LIST's cmd=
+        # The exact request parser while it owns the input (partial, inline or held requests).
+        self.parser: RequestParser | None = None
+        # Parked by a blocking command (brook.blocking); what it sends meanwhile waits in
+        # ``parser`` until it is served.
+        self.blocked: Waiter | None = None
+        self.reprocessing = False  # its parked command is being run again to serve it
+        self.in_exec = False  # running EXEC's queue: blocking commands must not block
+        # Replaying the AOF: a command's bug stops the load; no stats, no MONITOR lines.
+        self.replaying = False
+        # Pub/Sub subscriptions (brook.pubsub): names -> None, in subscription order.
+        self.channels: dict[bytes, None] = {}
+        self.patterns: dict[bytes, None] = {}
+        self.shard_channels: dict[bytes, None] = {}
+        self.obuf_soft_since = 0  # when its output first reached the pubsub soft limit (s)
+        # Messages published to it and not yet written: the server writes them once per
+        # publisher batch (Server.flush_subscribers), and before anything else it is sent.
+        self.pubsub_out: list[bytes] = []
+        # Replies produced and not yet written.
+        self.out: list[bytes] = []
+        # What the running command persists instead of its request (brook.persistence.effects).
+        self.effects: list[list[bytes]] | None = None
+        # True: every request takes the dispatcher's general path. Derived by refresh_mode only.
+        self.slow = True
+        self.refresh_mode()
+
+    # -- the fast-path flag -----------------------------------------------------------------
+
+    def refresh_mode(self) -> None:
+        """Recompute whether requests may take the fast path: the one place ``slow`` is set.
+        Everything that makes a request need the general path's checks is listed here."""
+        server = self.server
+        self.slow = bool(
+            self.closing
+            or self.blocked is not None
+            or not self.authenticated
+            or self.in_multi
+            or self.reply_mode != REPLY_ON
+            or self.no_touch
+            or server.monitors
+            or self.parser is not None
+            or server.loading
+            or server.aof_write_failed
+            # RESP2 subscribed mode: only some commands may run (checked by the dispatcher);
+            # PING relies on such clients being slow.
+            or self.protocol == 2 and self.is_subscribed()
+        )
+
+    def is_subscribed(self) -> bool:
+        return bool(self.channels or self.patterns or self.shard_channels)
+
+    @property
+    def last_command(self) -> str:
+        """The name of the last command run or queued, as CLIENT LIST's ``cmd=`` shows it."""
+        return "NULL" if self.last_cmd is None else self.last_cmd.fullname
+
+    # -- transactions and WATCH -------------------------------------------------------------
+
+    def watched_key_touched(self, db_index: int, key: bytes, by_expiry: bool) -> None:
+        expired_at_watch = self.watched.get((db_index, key))
+        if expired_at_watch is None:
+            return
+        if by_expiry and expired_at_watch:
+            return  # it was already logically gone when WATCHed: nothing changed
+        self.watch_failed = True
+
+    def unwatch_all(self) -> None:
+        keyspace = self.server.keyspace
+        for db_index, key in self.watched:
+            watchers = keyspace[db_index].watchers
+            clients = watchers.get(key)
+            if clients is not None:
+                clients.discard(self)
+                if not clients:
+                    del watchers[key]
+        self.watched.clear()
+        self.watch_failed = False
+
+    # -- what the connection provides (an unconnected session answers these itself) --------
+
+    def close(self) -> None:
+        """Close after the replies produced so far are written (QUIT, protocol errors)."""
+        self.closing = True
+        self.refresh_mode()
+
+    def kill(self) -> None:
+        """Close now (CLIENT KILL, timeouts, SHUTDOWN)."""
+        self.closing = True
+        self.refresh_mode()
+
+    def abort(self) -> None:
+        """Close now and drop what was not written (output buffer limits)."""
+        self.kill()
+
+    def unblocked(self) -> None:
+        """Its parked command replied: the connection sends it and resumes reading."""
+        self.refresh_mode()
+
+    def push(self, reply: bytes) -> None:
+        """Send an out-of-band message (MONITOR lines) outside a read batch."""
+        self.out.append(reply)
+
+    def write_buffer_size(self) -> int:
+        """Bytes written and not yet taken by the peer (CLIENT LIST omem, output limits)."""
+        return 0
+
+    def is_reading(self) -> bool:
+        return False
+
+    def is_unix(self) -> bool:
+        return False
+
+    def is_local(self) -> bool:
+        """A loopback or Unix-socket peer (``enable-debug-command local``)."""
+        return True
+
+    def set_write_limits(self, threshold: int) -> None:
+        """Be told (``pause_writing``) when unsent output reaches ``threshold`` bytes; 0 resets
+        the defaults."""
+
+    # -- CLIENT LIST ------------------------------------------------------------------------
+
+    def client_type(self) -> str:
+        """Redis's getClientType: MONITOR clients count as normal ones."""
+        return "pubsub" if self.is_subscribed() else "normal"
+
+    def flags(self) -> str:
+        """CLIENT LIST's flag letters, in Redis's order; ``N`` when none applies."""
+        letters = ""
+        if self.is_monitor:
+            letters += "O"
+        if self.is_subscribed():
+            letters += "P"
+        if self.in_multi:
+            letters += "x"
+        if self.blocked is not None:
+            letters += "b"
+        if self.watch_failed:
+            letters += "d"
+        if self.closing:
+            letters += "c"
+        if self.is_unix():
+            letters += "U"
+        if self.no_evict:
+            letters += "e"
+        if self.no_touch:
+            letters += "T"
+        return letters or "N"
+
+    def info_line(self, now: float, current_args: list[bytes] | None = None) -> bytes:
+        """One CLIENT LIST line (without the newline), Redis's fields in Redis's order: tools
+        split it on spaces and ``=``. ``current_args`` are the arguments of the command being
+        run, for the calling client's ``argv-mem``. Without Redis's allocator, the memory
+        fields report what is really buffered (query buffer, queued MULTI arguments, pending
+        output)."""
+        query_buffer = self.parser.buffered() if self.parser is not None else 0
+        argv_mem = sum(len(a) for a in current_args) if current_args else 0
+        multi_mem = sum(len(a) for _, queued in self.multi_queue for a in queued)
+        pending = self.write_buffer_size()
+        events = ("r" if self.is_reading() else "") + ("w" if pending else "")
+        fields = [
+            b"id=%d" % self.id,
+            b"addr=" + self.addr.encode(),
+            b"laddr=" + self.laddr.encode(),
+            b"fd=%d" % self.fd,
+            b"name=" + self.name,
+            b"age=%d" % int(now - self.created),
+            b"idle=%d" % int(now - self.last_interaction),
+            b"flags=" + self.flags().encode(),
+            b"db=%d" % self.db.index,
+            b"sub=%d" % len(self.channels),
+            b"psub=%d" % len(self.patterns),
+            b"ssub=%d" % len(self.shard_channels),
+            b"multi=%d" % (len(self.multi_queue) if self.in_multi else -1),
+            b"watch=%d" % len(self.watched),
+            b"qbuf=%d" % query_buffer,
+            b"qbuf-free=0",
+            b"argv-mem=%d" % argv_mem,
+            b"multi-mem=%d" % multi_mem,
+            b"rbs=0",
+            b"rbp=0",
+            b"obl=%d" % pending,
+            b"oll=0",
+            b"omem=%d" % pending,
+            b"tot-mem=%d" % (query_buffer + argv_mem + multi_mem + pending),
+            b"events=" + events.encode(),
+            b"cmd=" + self.last_command.encode(),
+            b"user=default",
+            b"redir=-1",
+            b"resp=%d" % self.protocol,
+            b"lib-name=" + self.lib_name,
+            b"lib-ver=" + self.lib_ver,
+        ]
+        return b" ".join(fields)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.id} addr={self.addr}>"

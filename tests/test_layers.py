@@ -1,0 +1,142 @@
+"""The module structure: layers import downwards only, with no cycles and no late imports.
+
+Read from the source (the AST), not by importing: a rule broken here is a rule broken in the
+code, whatever the import order of a test run happens to hide.
+
+    cli ─► server ─► connection ─► dispatch ─► commands/ ─► blocking, pubsub, notify, session
+                                                              ─► types/ ─► keyspace ─► protocol/
+
+(``types/`` register their names with the keyspace; the keyspace knows no type.)
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+BROOK = Path(__file__).resolve().parent.parent / "brook"
+
+# Function-level imports that are not there to dodge a cycle: the Spark connector imports
+# pyspark (an optional extra, with Java behind it) only when a program registers it.
+LATE_IMPORTS_ALLOWED = {("spark/__init__.py", "brook.spark.source")}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(BROOK.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> tuple[set[str], set[str], list[str]]:
+    """(runtime imports of brook modules, imports for type checking only, function-level
+    imports) of one source file."""
+    tree = ast.parse(path.read_text())
+    runtime: set[str] = set()
+    typing_only: set[str] = set()
+    late: list[str] = []
+
+    def names(node: ast.Import | ast.ImportFrom) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        base = node.module or ""
+        if node.level:  # relative imports are not used in Brook
+            raise AssertionError(f"relative import in {path}")
+        # "from brook.commands import registry" imports brook.commands.registry
+        found = [f"{base}.{alias.name}" for alias in node.names]
+        return [name if (BROOK.parent / name.replace(".", "/")).with_suffix(".py").exists()
+                or (BROOK.parent / name.replace(".", "/")).is_dir() else base
+                for name in found]
+
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            runtime.update(n for n in names(node) if n.startswith("brook"))
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    typing_only.update(n for n in names(inner) if n.startswith("brook"))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    late.extend(n for n in names(inner) if n.startswith("brook"))
+    return runtime, typing_only, late
+
+
+SOURCES = sorted(BROOK.rglob("*.py"))
+GRAPH = {_module_name(path): _imports(path) for path in SOURCES}
+
+
+def _runtime_deps(module: str) -> set[str]:
+    return {dep for dep in GRAPH[module][0] if dep in GRAPH and dep != module}
+
+
+def test_no_function_level_imports_of_brook_modules() -> None:
+    found = {
+        (str(path.relative_to(BROOK)), name)
+        for path in SOURCES for name in _imports(path)[2]
+    }
+    assert found <= LATE_IMPORTS_ALLOWED
+
+
+def test_no_runtime_import_cycles() -> None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for dep in sorted(_runtime_deps(module)):
+            if state.get(dep) == 1:
+                cycle = path[path.index(dep):] + [dep]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module)
+
+
+# (modules, what they may never import, at run time or for type checking)
+RULES = [
+    ("brook.commands", ("brook.server", "brook.connection", "brook.dispatch", "brook.cli")),
+    ("brook.types", ("brook.commands", "brook.server", "brook.connection", "brook.session",
+                     "brook.dispatch", "brook.protocol.resp", "brook.blocking", "brook.pubsub")),
+    ("brook.blocking", ("brook.commands.args", "brook.commands.strings",
+                        "brook.commands.streams", "brook.commands.stream_groups",
+                        "brook.commands.lists", "brook.commands.list_blocking",
+                        "brook.connection", "brook.dispatch")),
+    ("brook.pubsub", ("brook.commands", "brook.connection", "brook.dispatch")),
+    ("brook.session", ("brook.commands.clients", "brook.commands.pubsub", "brook.connection",
+                       "brook.dispatch")),
+    ("brook.dispatch", ("brook.connection", "brook.server")),
+    ("brook.keyspace", ("brook.commands", "brook.connection", "brook.server", "brook.dispatch")),
+]
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), RULES, ids=[rule[0] for rule in RULES])
+def test_layers_import_downwards(layer: str, forbidden: tuple[str, ...]) -> None:
+    """Commands may not even name the server or connection types: they see a Session."""
+    offences = []
+    for module, (runtime, typing_only, _late) in GRAPH.items():
+        if module != layer and not module.startswith(layer + "."):
+            continue
+        for dep in runtime | (typing_only if layer == "brook.commands" else set()):
+            if any(dep == bad or dep.startswith(bad + ".") for bad in forbidden):
+                offences.append(f"{module} imports {dep}")
+    assert not offences, offences
+
+
+def test_commands_and_types_use_no_connection_at_run_time() -> None:
+    """A command runs on a Session (brook.session); what it needs of the socket is a Session
+    method the connection overrides."""
+    for module, (runtime, _typing, _late) in GRAPH.items():
+        if module.startswith(("brook.commands", "brook.types", "brook.blocking",
+                              "brook.pubsub", "brook.notify", "brook.keyspace")):
+            assert "brook.connection" not in runtime, module
+            assert "brook.server" not in runtime, module
