@@ -33,14 +33,14 @@ from brook.keyspace import ENCODINGS
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.server import Server
+    from brook.session import Session
 
 _ADMIN = "admin noscript loading stale"
 _ADMIN_ACL = "@admin @slow @dangerous"
 
 
-def protected_action_allowed(setting: str, client: Client) -> bool:
+def protected_action_allowed(setting: str, client: Session) -> bool:
     """``yes``, or ``local`` from a loopback/Unix connection (enable-debug-command and
     enable-protected-configs)."""
     return setting == "yes" or (setting == "local" and client.is_local())
@@ -58,7 +58,7 @@ container("config", group="server", acl="@slow", since="2.0.0",
          summary="Returns the effective values of configuration parameters.",
          complexity="O(N) when N is the number of configuration parameters provided",
          syntax="parameter [parameter ...]")
-def config_get(client: Client, args: list[bytes]) -> bytes:
+def config_get(client: Session, args: list[bytes]) -> bytes:
     # Several patterns may match one parameter: it is replied once, under the first name seen.
     found: dict[str, tuple[str, str]] = {}
     for pattern in args[2:]:
@@ -72,7 +72,7 @@ def config_get(client: Client, args: list[bytes]) -> bytes:
          summary="Sets configuration parameters in-flight.",
          complexity="O(N) when N is the number of configuration parameters provided",
          syntax="parameter value [parameter value ...]")
-def config_set(client: Client, args: list[bytes]) -> bytes:
+def config_set(client: Session, args: list[bytes]) -> bytes:
     if len(args) % 2:
         raise CommandError(SYNTAX_ERROR)
     texts = [a.decode("utf-8", "surrogateescape") for a in args[2:]]
@@ -87,14 +87,14 @@ def config_set(client: Client, args: list[bytes]) -> bytes:
 
 @command("config|resetstat", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.0.0",
          summary="Resets the server's statistics.", syntax="")
-def config_resetstat(client: Client, args: list[bytes]) -> bytes:
+def config_resetstat(client: Session, args: list[bytes]) -> bytes:
     client.server.reset_stats()
     return resp.OK
 
 
 @command("config|rewrite", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.0",
          summary="Persists the effective configuration to file.", syntax="")
-def config_rewrite(client: Client, args: list[bytes]) -> bytes:
+def config_rewrite(client: Session, args: list[bytes]) -> bytes:
     server = client.server
     try:
         server.config.rewrite()
@@ -122,7 +122,7 @@ _CONFIG_HELP = [
 
 @command("config|help", arity=2, flags="loading stale", acl="@slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def config_help(client: Client, args: list[bytes]) -> bytes:
+def config_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_CONFIG_HELP)
 
 
@@ -427,7 +427,7 @@ def info_text(server: Server, args: list[bytes]) -> str:
 @command("info", arity=-1, flags="loading stale", acl="@slow @dangerous", group="server",
          summary="Returns information and statistics about the server.",
          complexity="O(1)", syntax="[section [section ...]]")
-def info(client: Client, args: list[bytes]) -> bytes:
+def info(client: Session, args: list[bytes]) -> bytes:
     text = info_text(client.server, args[1:]).encode()
     return resp.encode(resp.Verbatim(text), client.protocol)
 
@@ -439,7 +439,7 @@ def info(client: Client, args: list[bytes]) -> bytes:
 
 @command("time", arity=1, flags="loading stale fast", acl="@fast", group="server", since="2.6.0",
          summary="Returns the server time.", syntax="")
-def time_(client: Client, args: list[bytes]) -> bytes:
+def time_(client: Session, args: list[bytes]) -> bytes:
     micros = time.time_ns() // 1000
     return resp.array_of_bulks([b"%d" % (micros // 1_000_000), b"%d" % (micros % 1_000_000)])
 
@@ -447,7 +447,7 @@ def time_(client: Client, args: list[bytes]) -> bytes:
 @command("lastsave", arity=1, flags="loading stale fast", acl="@admin @fast @dangerous",
          group="server", summary="Returns the Unix timestamp of the last successful save to disk.",
          syntax="")
-def lastsave(client: Client, args: list[bytes]) -> bytes:
+def lastsave(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(client.server.last_save_time)
 
 
@@ -482,14 +482,14 @@ def c_strtod(arg: bytes) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def _debug_sleep(client: Client, args: list[bytes]) -> bytes:
+def _debug_sleep(client: Session, args: list[bytes]) -> bytes:
     seconds = c_strtod(args[2])
     if seconds > 0 and seconds != float("inf"):
         time.sleep(seconds)  # blocks the whole server, which is the point of DEBUG SLEEP
     return resp.OK
 
 
-def _debug_set_active_expire(client: Client, args: list[bytes]) -> bytes:
+def _debug_set_active_expire(client: Session, args: list[bytes]) -> bytes:
     client.server.keyspace.active_expire_enabled = bool(c_atoi(args[2]))
     return resp.OK
 
@@ -523,7 +523,7 @@ def _serialized_length(value: object) -> int:
         return 1
 
 
-def _debug_object(client: Client, args: list[bytes]) -> bytes:
+def _debug_object(client: Session, args: list[bytes]) -> bytes:
     value = client.db.lookup(args[2])
     if value is None:
         raise CommandError(NO_SUCH_KEY)
@@ -536,7 +536,7 @@ def _debug_object(client: Client, args: list[bytes]) -> bytes:
     )
 
 
-def _debug_log(client: Client, args: list[bytes]) -> bytes:
+def _debug_log(client: Session, args: list[bytes]) -> bytes:
     client.server.log("warning", f"DEBUG LOG: {args[2].decode('utf-8', 'replace')}")
     return resp.OK
 
@@ -575,7 +575,7 @@ _PROTOCOL_REPLIES: dict[bytes, tuple[bytes, bytes]] = {
 }
 
 
-def _debug_protocol(client: Client, args: list[bytes]) -> bytes:
+def _debug_protocol(client: Session, args: list[bytes]) -> bytes:
     replies = _PROTOCOL_REPLIES.get(args[2].lower())
     if replies is None:
         raise CommandError(
@@ -588,7 +588,7 @@ def _debug_protocol(client: Client, args: list[bytes]) -> bytes:
 
 
 # name -> (exact argument count, handler)
-_DEBUG_SUBCOMMANDS: dict[bytes, tuple[int, Callable[[Client, list[bytes]], bytes]]] = {
+_DEBUG_SUBCOMMANDS: dict[bytes, tuple[int, Callable[[Session, list[bytes]], bytes]]] = {
     b"sleep": (3, _debug_sleep),
     b"set-active-expire": (3, _debug_set_active_expire),
     b"object": (3, _debug_object),
@@ -620,7 +620,7 @@ _DEBUG_HELP = [
 @command("debug", arity=-2, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
          summary="A container for debugging commands.", complexity="Depends on subcommand.",
          syntax="")
-def debug(client: Client, args: list[bytes]) -> bytes:
+def debug(client: Session, args: list[bytes]) -> bytes:
     """One command whose first argument picks the action, as in Redis (not a container)."""
     if not protected_action_allowed(client.server.config.enable_debug_command, client):
         raise CommandError(_DEBUG_DISABLED)
@@ -644,7 +644,7 @@ def debug(client: Client, args: list[bytes]) -> bytes:
          complexity="O(N) when saving, where N is the total number of keys in all databases "
          "when saving data, otherwise O(1)",
          syntax="[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]")
-def shutdown(client: Client, args: list[bytes]) -> bytes:
+def shutdown(client: Session, args: list[bytes]) -> bytes:
     options = {a.lower() for a in args[1:]}
     if not options <= {b"nosave", b"save", b"now", b"force", b"abort"}:
         raise CommandError(SYNTAX_ERROR)
@@ -665,7 +665,7 @@ def shutdown(client: Client, args: list[bytes]) -> bytes:
 @command("monitor", arity=1, flags=_ADMIN, acl=_ADMIN_ACL, group="server",
          summary="Listens for all requests received by the server in real-time.",
          complexity="", syntax="")
-def monitor(client: Client, args: list[bytes]) -> bytes:
+def monitor(client: Session, args: list[bytes]) -> bytes:
     if client.is_monitor:
         return b""  # already monitoring: Redis ignores the repeated request
     client.server.add_monitor(client)
@@ -683,7 +683,7 @@ container("slowlog", group="server", acl="@slow", since="2.2.12",
 @command("slowlog|get", arity=-2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Returns the slow log's entries.",
          complexity="O(N) where N is the number of entries returned", syntax="[count]")
-def slowlog_get(client: Client, args: list[bytes]) -> bytes:
+def slowlog_get(client: Session, args: list[bytes]) -> bytes:
     slowlog = client.server.slowlog
     count = 10
     if len(args) == 3:
@@ -710,14 +710,14 @@ def slowlog_get(client: Client, args: list[bytes]) -> bytes:
 
 @command("slowlog|len", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Returns the number of entries in the slow log.", syntax="")
-def slowlog_len(client: Client, args: list[bytes]) -> bytes:
+def slowlog_len(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(len(client.server.slowlog))
 
 
 @command("slowlog|reset", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Clears all entries from the slow log.",
          complexity="O(N) where N is the number of entries in the slowlog", syntax="")
-def slowlog_reset(client: Client, args: list[bytes]) -> bytes:
+def slowlog_reset(client: Session, args: list[bytes]) -> bytes:
     client.server.slowlog.clear()
     return resp.OK
 
@@ -740,7 +740,7 @@ _SLOWLOG_HELP = [
 
 @command("slowlog|help", arity=2, flags="loading stale", acl="@slow", since="6.2.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def slowlog_help(client: Client, args: list[bytes]) -> bytes:
+def slowlog_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_SLOWLOG_HELP)
 
 
@@ -754,7 +754,7 @@ container("latency", group="server", acl="@slow", since="2.8.13",
 
 @command("latency|latest", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
          summary="Returns the latest latency samples for all events.", syntax="")
-def latency_latest(client: Client, args: list[bytes]) -> bytes:
+def latency_latest(client: Session, args: list[bytes]) -> bytes:
     rows = []
     for name, event in client.server.latency_events.items():
         when, latest = event.samples[-1]
@@ -767,7 +767,7 @@ def latency_latest(client: Client, args: list[bytes]) -> bytes:
 
 @command("latency|history", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
          summary="Returns timestamp-latency samples for an event.", syntax="event")
-def latency_history(client: Client, args: list[bytes]) -> bytes:
+def latency_history(client: Session, args: list[bytes]) -> bytes:
     event = client.server.latency_events.get(args[2].decode("utf-8", "replace"))
     if event is None:
         return resp.EMPTY_ARRAY
@@ -779,7 +779,7 @@ def latency_history(client: Client, args: list[bytes]) -> bytes:
 
 @command("latency|reset", arity=-2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
          summary="Resets the latency data for one or more events.", syntax="[event [event ...]]")
-def latency_reset(client: Client, args: list[bytes]) -> bytes:
+def latency_reset(client: Session, args: list[bytes]) -> bytes:
     events = client.server.latency_events
     if len(args) == 2:
         count = len(events)
@@ -794,7 +794,7 @@ def latency_reset(client: Client, args: list[bytes]) -> bytes:
 
 @command("latency|graph", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
          summary="Returns a latency graph for an event.", syntax="event")
-def latency_graph(client: Client, args: list[bytes]) -> bytes:
+def latency_graph(client: Session, args: list[bytes]) -> bytes:
     name = args[2].decode("utf-8", "replace")
     event = client.server.latency_events.get(name)
     if event is None:
@@ -845,7 +845,7 @@ def _doctor_report(server: Server) -> str:
 
 @command("latency|doctor", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="2.8.13",
          summary="Returns a human-readable latency analysis report.", syntax="")
-def latency_doctor(client: Client, args: list[bytes]) -> bytes:
+def latency_doctor(client: Session, args: list[bytes]) -> bytes:
     report = _doctor_report(client.server).encode()
     return resp.encode(resp.Verbatim(report), client.protocol)
 
@@ -870,5 +870,5 @@ _LATENCY_HELP = [
 
 @command("latency|help", arity=2, flags="loading stale", acl="@slow", since="2.8.13",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def latency_help(client: Client, args: list[bytes]) -> bytes:
+def latency_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_LATENCY_HELP)

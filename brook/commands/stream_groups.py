@@ -48,7 +48,7 @@ from brook.types.pel import NO_OWNER, Record
 from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
 
 if TYPE_CHECKING:
-    from brook.connection import Client
+    from brook.session import Session
 
 _NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
                       "CREATE you may want to use the MKSTREAM option to create an empty stream "
@@ -88,7 +88,7 @@ def _consumer_effect(key: bytes, group: Group, consumer: bytes) -> list[bytes]:
     return [b"XGROUP", b"CREATECONSUMER", key, group.name, consumer]
 
 
-def _propagate_claims(client: Client, key: bytes, group: Group, consumer: bytes,
+def _propagate_claims(client: Session, key: bytes, group: Group, consumer: bytes,
                       entry_ids: list[int]) -> None:
     if entry_ids:
         propagate(client, *(_claim_effect(key, group, consumer, entry_id)
@@ -125,7 +125,7 @@ _XGROUP_HELP = [
 
 @command("xgroup|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def xgroup_help(client: Client, args: list[bytes]) -> bytes:
+def xgroup_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_XGROUP_HELP)
 
 
@@ -149,7 +149,7 @@ def _group_options(args: list[bytes], create: bool) -> tuple[bool, int]:
     return mkstream, entries_read
 
 
-def _stream_for_xgroup(client: Client, args: list[bytes], mkstream: bool = False) -> Stream | None:
+def _stream_for_xgroup(client: Session, args: list[bytes], mkstream: bool = False) -> Stream | None:
     """The stream XGROUP works on; Redis's error when it is missing (unless MKSTREAM)."""
     value = client.db.lookup(args[2])
     if value is not None and type(value) is not Stream:
@@ -174,7 +174,7 @@ def _clamp_entries_read(stream: Stream, entries_read: int) -> int:
     return entries_read
 
 
-def _propagate_resolved(client: Client, args: list[bytes], last_id: int) -> None:
+def _propagate_resolved(client: Session, args: list[bytes], last_id: int) -> None:
     """XGROUP CREATE/SETID with ``$``: persisted with the ID it stood for."""
     effect = list(args)
     effect[4] = format_id(last_id)
@@ -185,7 +185,7 @@ def _propagate_resolved(client: Client, args: list[bytes], last_id: int) -> None
          acl="@write @stream @slow", since="5.0.0",
          summary="Creates a consumer group.",
          syntax="key group id | $ [MKSTREAM] [ENTRIESREAD entries-read]")
-def xgroup_create(client: Client, args: list[bytes]) -> bytes:
+def xgroup_create(client: Session, args: list[bytes]) -> bytes:
     if len(args) > 8:
         raise subcommand_error(args, "XGROUP")
     mkstream, entries_read = _group_options(args, True)
@@ -212,7 +212,7 @@ def xgroup_create(client: Client, args: list[bytes]) -> bytes:
 @command("xgroup|setid", arity=-5, flags="write", keys=(2, 2, 1), acl="@write @stream @slow",
          since="5.0.0", summary="Sets the last-delivered ID of a consumer group.",
          syntax="key group id | $ [ENTRIESREAD entries-read]")
-def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
+def xgroup_setid(client: Session, args: list[bytes]) -> bytes:
     if len(args) not in (5, 7):
         raise subcommand_error(args, "XGROUP")
     _, entries_read = _group_options(args, False)
@@ -234,7 +234,7 @@ def xgroup_setid(client: Client, args: list[bytes]) -> bytes:
 
 @command("xgroup|destroy", arity=4, flags="write", keys=(2, 2, 1), acl="@write @stream @slow",
          since="5.0.0", summary="Destroys a consumer group.", syntax="key group")
-def xgroup_destroy(client: Client, args: list[bytes]) -> bytes:
+def xgroup_destroy(client: Session, args: list[bytes]) -> bytes:
     stream = _stream_for_xgroup(client, args)
     if not stream.groups or args[3] not in stream.groups:  # type: ignore[union-attr]
         return resp.ZERO
@@ -249,7 +249,7 @@ def xgroup_destroy(client: Client, args: list[bytes]) -> bytes:
 @command("xgroup|createconsumer", arity=5, flags="write denyoom", keys=(2, 2, 1),
          acl="@write @stream @slow", since="6.2.0",
          summary="Creates a consumer in a consumer group.", syntax="key group consumer")
-def xgroup_createconsumer(client: Client, args: list[bytes]) -> bytes:
+def xgroup_createconsumer(client: Session, args: list[bytes]) -> bytes:
     stream = _stream_for_xgroup(client, args)
     group = _existing_group(stream, args)  # type: ignore[arg-type]
     if args[4] in group.consumers:
@@ -264,7 +264,7 @@ def xgroup_createconsumer(client: Client, args: list[bytes]) -> bytes:
 @command("xgroup|delconsumer", arity=5, flags="write", keys=(2, 2, 1),
          acl="@write @stream @slow", since="5.0.0",
          summary="Deletes a consumer from a consumer group.", syntax="key group consumer")
-def xgroup_delconsumer(client: Client, args: list[bytes]) -> bytes:
+def xgroup_delconsumer(client: Session, args: list[bytes]) -> bytes:
     stream = _stream_for_xgroup(client, args)
     group = _existing_group(stream, args)  # type: ignore[arg-type]
     consumer = group.consumers.get(args[4])
@@ -423,7 +423,7 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
     syntax="GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
     "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]",
 )
-def xreadgroup(client: Client, args: list[bytes]) -> bytes:
+def xreadgroup(client: Session, args: list[bytes]) -> bytes:
     parsed = streams.parse_read_args(args, True)
     db = client.db
     keys = args[parsed.streams_at:parsed.streams_at + parsed.nstreams]
@@ -537,7 +537,7 @@ COMMANDS["xreadgroup"].key_keyword = "STREAMS"
          summary="Returns the number of messages that were successfully acknowledged by the "
          "consumer group member of a stream.",
          complexity="O(1) for each message ID processed.", syntax="key group id [id ...]")
-def xack(client: Client, args: list[bytes]) -> bytes:
+def xack(client: Session, args: list[bytes]) -> bytes:
     stream = streams.read_stream(client.db, args[1])
     group = _group_of(stream, args[2])
     if group is None:
@@ -556,7 +556,7 @@ def xack(client: Client, args: list[bytes]) -> bytes:
          "consumer group.",
          complexity="O(1) for each entry ID processed.",
          syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]")
-def xackdel(client: Client, args: list[bytes]) -> bytes:
+def xackdel(client: Session, args: list[bytes]) -> bytes:
     policy, ids = streams.parse_delete_args(args, 3)
     stream = streams.write_stream(client.db, args[1])
     group = _group_of(stream, args[2])
@@ -585,7 +585,7 @@ def xackdel(client: Client, args: list[bytes]) -> bytes:
          "summary and the list of consumers is small, it runs in O(1) time; otherwise, an "
          "additional O(N) time for iterating every consumer.",
          syntax="key group [[IDLE min-idle-time] start end count [consumer]]")
-def xpending(client: Client, args: list[bytes]) -> bytes:
+def xpending(client: Session, args: list[bytes]) -> bytes:
     argc = len(args)
     if argc != 3 and not 6 <= argc <= 9:
         raise CommandError(SYNTAX_ERROR)
@@ -651,7 +651,7 @@ def _entries_read(group: Group) -> int | None:
 @command("xinfo|groups", arity=3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
          since="5.0.0", summary="Returns a list of the consumer groups of a stream.",
          syntax="key")
-def xinfo_groups(client: Client, args: list[bytes]) -> bytes:
+def xinfo_groups(client: Session, args: list[bytes]) -> bytes:
     stream = streams.existing_stream(client, args[2])
     groups = sorted((stream.groups or {}).values(), key=lambda g: g.name)
     return resp.encode([resp.Map({
@@ -667,7 +667,7 @@ def xinfo_groups(client: Client, args: list[bytes]) -> bytes:
 @command("xinfo|consumers", arity=4, flags="readonly", keys=(2, 2, 1),
          acl="@read @stream @slow", since="5.0.0",
          summary="Returns a list of the consumers in a consumer group.", syntax="key group")
-def xinfo_consumers(client: Client, args: list[bytes]) -> bytes:
+def xinfo_consumers(client: Session, args: list[bytes]) -> bytes:
     stream = streams.existing_stream(client, args[2])
     group = stream.group(args[3])
     if group is None:
@@ -683,7 +683,7 @@ def xinfo_consumers(client: Client, args: list[bytes]) -> bytes:
     }) for consumer in consumers], client.protocol)
 
 
-def _groups_info(client: Client, stream: Stream, full: bool, count: int) -> object:
+def _groups_info(client: Session, stream: Stream, full: bool, count: int) -> object:
     """XINFO STREAM's ``groups``: the number of groups, or (FULL) their details."""
     if not full:
         return len(stream.groups or ())
@@ -725,7 +725,7 @@ streams.GROUPS_INFO[0] = _groups_info
 # ---------------------------------------------------------------------------------------------
 
 
-def _group_or_nogroup(client: Client, args: list[bytes]) -> tuple[Stream, Group]:
+def _group_or_nogroup(client: Session, args: list[bytes]) -> tuple[Stream, Group]:
     """Key and group of XCLAIM/XAUTOCLAIM, or Redis's NOGROUP error naming both."""
     stream = streams.read_stream(client.db, args[1])
     group = _group_of(stream, args[2])
@@ -764,7 +764,7 @@ def _claimed_entry(stream: Stream, entry_id: int, justid: bool) -> bytes:
     syntax="key group consumer min-idle-time id [id ...] [IDLE ms] "
     "[TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]",
 )
-def xclaim(client: Client, args: list[bytes]) -> bytes:
+def xclaim(client: Session, args: list[bytes]) -> bytes:
     stream, group = _group_or_nogroup(client, args)
     min_idle = max(parse_int(args[4], "ERR Invalid min-idle-time argument for XCLAIM"), 0)
     ids: list[int] = []
@@ -861,7 +861,7 @@ def xclaim(client: Client, args: list[bytes]) -> bytes:
     complexity="O(1) if COUNT is small.",
     syntax="key group consumer min-idle-time start [COUNT count] [JUSTID]",
 )
-def xautoclaim(client: Client, args: list[bytes]) -> bytes:
+def xautoclaim(client: Session, args: list[bytes]) -> bytes:
     min_idle = max(parse_int(args[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0)
     start = parse_start(args[5])
     count = 100
@@ -978,7 +978,7 @@ def _parse_xnack(args: list[bytes]) -> tuple[bytes, list[int], int, bool]:
     complexity="O(log N) for each entry ID, with N the number of entries in the group's PEL.",
     syntax="key group SILENT | FAIL | FATAL IDS numids id [id ...] [RETRYCOUNT count] [FORCE]",
 )
-def xnack(client: Client, args: list[bytes]) -> bytes:
+def xnack(client: Session, args: list[bytes]) -> bytes:
     mode, ids, retrycount, force = _parse_xnack(args)
     stream, group = _group_or_nogroup(client, args)
     released = 0

@@ -48,8 +48,8 @@ from brook.types.idmp import Idmp, content_iid
 from brook.types.stream import MAX_ID, EntryTooLarge, Stream, format_id
 
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.keyspace import Database
+    from brook.session import Session
 
 _MASK64 = (1 << 64) - 1
 
@@ -64,7 +64,7 @@ def read_stream(db: Database, key: bytes) -> Stream | None:
     return of_type(db.lookup_read(key), Stream)  # type: ignore[return-value]
 
 
-def existing_stream(client: Client, key: bytes) -> Stream:
+def existing_stream(client: Session, key: bytes) -> Stream:
     """The stream XINFO describes: Redis's "no such key" when there is none."""
     stream = read_stream(client.db, key)
     if stream is None:
@@ -77,7 +77,7 @@ def write_stream(db: Database, key: bytes) -> Stream | None:
     return of_type(db.lookup(key), Stream)  # type: ignore[return-value]
 
 
-def _new_stream(client: Client, key: bytes) -> Stream:
+def _new_stream(client: Session, key: bytes) -> Stream:
     config = client.server.config
     stream = Stream(config.stream_node_max_entries, config.stream_node_max_bytes)
     db = client.db
@@ -92,7 +92,7 @@ def _id_reply(entry_id: int) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
-def _idmp_of(client: Client, stream: Stream) -> Idmp:
+def _idmp_of(client: Session, stream: Stream) -> Idmp:
     """The stream's deduplication state, created with the server's defaults on first use."""
     if stream.idmp is None:
         config = client.server.config
@@ -164,7 +164,7 @@ def _trim_acked(stream: Stream, parsed: TrimArgs, exact: list[bytes] | None = No
     return removed
 
 
-def _next_auto_id(client: Client, last_id: int) -> int:
+def _next_auto_id(client: Session, last_id: int) -> int:
     """``*``: the current millisecond, or the last ID plus one when the clock is not ahead
     (the sequence carries into the milliseconds, as Redis's streamIncrID)."""
     ms = int(client.last_interaction * 1000)
@@ -173,7 +173,7 @@ def _next_auto_id(client: Client, last_id: int) -> int:
     return last_id + 1
 
 
-def _stream_for_xadd(client: Client, key: bytes, nomkstream: bool) -> Stream | None:
+def _stream_for_xadd(client: Session, key: bytes, nomkstream: bool) -> Stream | None:
     """The stream XADD appends to, created unless NOMKSTREAM (then None); Redis's errors for
     another type and for a stream whose last ID is the largest possible."""
     stream = client.db.lookup(key)  # write_stream, inlined: XADD is the hottest write
@@ -189,7 +189,7 @@ def _stream_for_xadd(client: Client, key: bytes, nomkstream: bool) -> Stream | N
     return stream
 
 
-def _store(client: Client, stream: Stream, entry_id: int, fields: list[bytes]) -> None:
+def _store(client: Session, stream: Stream, entry_id: int, fields: list[bytes]) -> None:
     """Append an entry under the current node limits (CONFIG SET applies to later appends)."""
     config = client.server.config
     if (stream.max_entries != config.stream_node_max_entries
@@ -202,7 +202,7 @@ def _store(client: Client, stream: Stream, entry_id: int, fields: list[bytes]) -
     client.server.dirty += 1
 
 
-def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
+def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     """``XADD key * field value ...``, the form producers send all the time, without the
     option parser (Redis has the same shortcut for a leading ``*``)."""
     key = args[1]
@@ -225,7 +225,7 @@ def _xadd_auto(client: Client, args: list[bytes]) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
-def _xadd_explicit(client: Client, args: list[bytes]) -> bytes | None:
+def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
     """``XADD key ms-seq field value ...`` with a complete ID above the stream's last one;
     None for anything else (incomplete or invalid IDs, errors), which the general path
     handles with Redis's replies. Written as sent, so nothing to persist specially."""
@@ -261,7 +261,7 @@ def _xadd_explicit(client: Client, args: list[bytes]) -> bytes | None:
     "[IDMPAUTO producer-id | IDMP producer-id idempotent-id] "
     "[MAXLEN | MINID [= | ~] threshold [LIMIT count]] * | id field value [field value ...]",
 )
-def xadd(client: Client, args: list[bytes]) -> bytes:
+def xadd(client: Session, args: list[bytes]) -> bytes:
     if len(args) & 1:
         if args[2] == b"*":
             return _xadd_auto(client, args)
@@ -334,7 +334,7 @@ def xadd(client: Client, args: list[bytes]) -> bytes:
     return _id_reply(entry_id)
 
 
-def _propagate_xadd(client: Client, parsed: TrimArgs, key: bytes, entry_id: int,
+def _propagate_xadd(client: Session, parsed: TrimArgs, key: bytes, entry_id: int,
                     iid: bytes | None, exact: list[bytes] | None, fields: list[bytes]) -> None:
     """Persist an XADD that would not replay as sent: the ID it got, an approximate trim as
     the exact one it amounted to (none when it removed nothing), IDMPAUTO as IDMP with the
@@ -361,7 +361,7 @@ def _propagate_xadd(client: Client, parsed: TrimArgs, key: bytes, entry_id: int,
     "be released with a single deallocation.",
     syntax="key MAXLEN | MINID [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]",
 )
-def xtrim(client: Client, args: list[bytes]) -> bytes:
+def xtrim(client: Session, args: list[bytes]) -> bytes:
     parsed = parse_trim_args(args, False, client.server.config.stream_node_max_entries)
     db = client.db
     stream = write_stream(db, args[1])
@@ -405,7 +405,7 @@ def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int
     "size.",
     syntax="key id [id ...]",
 )
-def xdel(client: Client, args: list[bytes]) -> bytes:
+def xdel(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     stream = write_stream(db, args[1])
     if stream is None:
@@ -463,7 +463,7 @@ def _pending_total(stream: Stream) -> int:
     "size.",
     syntax="key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]",
 )
-def xdelex(client: Client, args: list[bytes]) -> bytes:
+def xdelex(client: Session, args: list[bytes]) -> bytes:
     policy, ids = parse_delete_args(args, 2)
     db = client.db
     stream = write_stream(db, args[1])
@@ -488,7 +488,7 @@ def xdelex(client: Client, args: list[bytes]) -> bytes:
     group="stream", since="5.0.0", summary="An internal command for replicating stream values.",
     syntax="key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]",
 )
-def xsetid(client: Client, args: list[bytes]) -> bytes:
+def xsetid(client: Session, args: list[bytes]) -> bytes:
     new_last = parse_strict_id(args[2])
     entries_added = -1
     max_deleted = 0
@@ -539,7 +539,7 @@ def xsetid(client: Client, args: list[bytes]) -> bytes:
     summary="Sets the idempotent-production settings of a stream.",
     syntax="key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]",
 )
-def xcfgset(client: Client, args: list[bytes]) -> bytes:
+def xcfgset(client: Session, args: list[bytes]) -> bytes:
     duration = maxsize = None
     i = 2
     while i < len(args):
@@ -579,12 +579,12 @@ def xcfgset(client: Client, args: list[bytes]) -> bytes:
     group="stream", since="5.0.0", summary="Return the number of messages in a stream.",
     syntax="key",
 )
-def xlen(client: Client, args: list[bytes]) -> bytes:
+def xlen(client: Session, args: list[bytes]) -> bytes:
     stream = read_stream(client.db, args[1])
     return resp.integer(stream.length if stream is not None else 0)
 
 
-def _range(client: Client, args: list[bytes], reverse: bool) -> bytes:
+def _range(client: Session, args: list[bytes], reverse: bool) -> bytes:
     start_arg, end_arg = (args[3], args[2]) if reverse else (args[2], args[3])
     start, end = parse_range(start_arg, end_arg)
     count = -1
@@ -613,7 +613,7 @@ def _range(client: Client, args: list[bytes], reverse: bool) -> bytes:
     "(e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
     syntax="key start end [COUNT count]",
 )
-def xrange(client: Client, args: list[bytes]) -> bytes:
+def xrange(client: Session, args: list[bytes]) -> bytes:
     return _range(client, args, False)
 
 
@@ -625,7 +625,7 @@ def xrange(client: Client, args: list[bytes]) -> bytes:
     "always asking for the first 10 elements with COUNT), you can consider it O(1).",
     syntax="key end start [COUNT count]",
 )
-def xrevrange(client: Client, args: list[bytes]) -> bytes:
+def xrevrange(client: Session, args: list[bytes]) -> bytes:
     return _range(client, args, True)
 
 
@@ -752,7 +752,7 @@ def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
     syntax="[COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] "
     "STREAMS key [key ...] id [id ...]",
 )
-def xread(client: Client, args: list[bytes]) -> bytes:
+def xread(client: Session, args: list[bytes]) -> bytes:
     parsed = parse_read_args(args, False)
     count, maxcount, maxsize = parsed.count, parsed.maxcount, parsed.maxsize
     streams_at, nstreams = parsed.streams_at, parsed.nstreams
@@ -820,7 +820,7 @@ def xread(client: Client, args: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-def _block_xread(client: Client, args: list[bytes], keys: list[bytes], id_args: list[bytes],
+def _block_xread(client: Session, args: list[bytes], keys: list[bytes], id_args: list[bytes],
                  streams: list[Stream | None], starts: list[int | None],
                  timeout: int) -> bytes | None:
     """Park an XREAD that found nothing. ``$`` and ``+`` become the last ID they stood for,
@@ -863,11 +863,11 @@ _XINFO_HELP = [
 
 @command("xinfo|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
-def xinfo_help(client: Client, args: list[bytes]) -> bytes:
+def xinfo_help(client: Session, args: list[bytes]) -> bytes:
     return help_reply(_XINFO_HELP)
 
 
-def idmp_fields(client: Client, stream: Stream) -> list[tuple[str, int]]:
+def idmp_fields(client: Session, stream: Stream) -> list[tuple[str, int]]:
     """The 8.6 idempotent-production fields of XINFO STREAM."""
     idmp = stream.idmp
     if idmp is None:
@@ -881,7 +881,7 @@ def idmp_fields(client: Client, stream: Stream) -> list[tuple[str, int]]:
             ("iids-duplicates", idmp.duplicates)]
 
 
-def stream_header(client: Client, stream: Stream) -> dict[str, object]:
+def stream_header(client: Session, stream: Stream) -> dict[str, object]:
     """The fields XINFO STREAM starts with, in Redis's order."""
     nodes = stream.node_count()
     info: dict[str, object] = {
@@ -904,7 +904,7 @@ GROUPS_INFO: list = [lambda client, stream, full, count: [] if full else 0]
 @command("xinfo|stream", arity=-3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
          since="5.0.0", summary="Returns information about a stream.",
          syntax="key [FULL [COUNT count]]")
-def xinfo_stream(client: Client, args: list[bytes]) -> bytes:
+def xinfo_stream(client: Session, args: list[bytes]) -> bytes:
     stream = existing_stream(client, args[2])
     full = False
     count = 10
