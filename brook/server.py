@@ -326,6 +326,8 @@ class Server:
             "total_error_replies": 0,
             "client_query_buffer_limit_disconnections": 0,
             "client_output_buffer_limit_disconnections": 0,
+            "total_forks": 0,
+            "latest_fork_usec": 0,
         }
         self.errorstats = {}
         self.net_input_bytes = 0

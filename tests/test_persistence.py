@@ -356,3 +356,33 @@ def test_persistence_command_replies(raw) -> None:
     assert raw.call("DEBUG", "RELOAD") == b"OK"
     assert raw.call("GET", "kept") == b"v"
     assert str(raw.call("SAVE", "x")) == "ERR wrong number of arguments for 'save' command"
+
+
+def test_info_counts_forks_and_times_the_last(server, r) -> None:
+    """BGSAVE forks: INFO stats counts it (total_forks) and says how long the fork took
+    (latest_fork_usec); CONFIG RESETSTAT clears both, as in Redis."""
+    r.config_resetstat()
+    stats = r.info("stats")
+    assert (stats["total_forks"], stats["latest_fork_usec"]) == (0, 0)
+    r.set("k", "v")
+    r.bgsave()
+    deadline = time.monotonic() + 10
+    while r.info("persistence")["rdb_bgsave_in_progress"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stats = r.info("stats")
+    assert stats["total_forks"] == 1
+    assert stats["latest_fork_usec"] > 0
+    r.config_resetstat()
+    stats = r.info("stats")
+    assert (stats["total_forks"], stats["latest_fork_usec"]) == (0, 0)
+
+
+def test_info_memory_fragmentation_is_derived_from_what_it_reports(brook) -> None:
+    """mem_fragmentation_ratio is RSS over used memory and mem_fragmentation_bytes their
+    difference, from the figures INFO prints (not constants). Until the types account for their
+    own sizes, Brook's used memory is its RSS: one reading, so 1.00 and 0 by computation."""
+    memory = brook.client().info("memory")
+    used, rss = memory["used_memory"], memory["used_memory_rss"]
+    assert used > 0 and rss > 0
+    assert memory["mem_fragmentation_ratio"] == round(rss / used, 2)
+    assert memory["mem_fragmentation_bytes"] == rss - used

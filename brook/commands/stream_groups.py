@@ -315,18 +315,20 @@ class _Budget:
 
 
 def _history(stream: Stream, group: Group, consumer: Consumer, after: int, count: int,
-             now: int, budget: _Budget, log: list[int] | None) -> tuple[int, list[bytes]]:
+             now: int, budget: _Budget, log: list[int] | None,
+             proto: int) -> tuple[int, list[bytes]]:
     """The consumer's own pending entries with IDs above ``after``: delivered again (count
-    and time updated), a deleted one as ``[id, nil]``. ``log`` (persistence on) collects the
-    IDs whose PEL record changed."""
+    and time updated), a deleted one as ``[id, nil]`` (the nil array of the client's protocol).
+    ``log`` (persistence on) collects the IDs whose PEL record changed."""
     pieces: list[bytes] = []
+    deleted_fields = resp.null_array(proto)
     for entry_id in list(consumer.pel.ids(after + 1)):
         if count and len(pieces) >= count:
             break
         row = stream.get(entry_id)
         if row is None:
             sid = format_id(entry_id)
-            piece = b"*2\r\n$%d\r\n%s\r\n*-1\r\n" % (len(sid), sid)
+            piece = b"*2\r\n$%d\r\n%s\r\n%s" % (len(sid), sid, deleted_fields)
         else:
             piece = encode_entry(entry_id, row)
         if not budget.allows(piece):
@@ -487,7 +489,8 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes:
             n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now,
                                      budget, log)
         else:
-            n, pieces = _history(stream, group, consumer, after, parsed.count, now, budget, log)
+            n, pieces = _history(stream, group, consumer, after, parsed.count, now, budget, log,
+                                 client.protocol)
         if log is not None:
             _propagate_claims(client, key, group, parsed.consumer, log)
             if (group.last_id, group.entries_read) != position:
@@ -517,10 +520,7 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes:
             out.append(b"*2\r\n")
         out.append(b"$%d\r\n%s\r\n*%d\r\n" % (len(key), key, n))
         out += pieces
-    reply = b"".join(out)
-    if proto != 2:
-        reply = reply.replace(b"*-1\r\n", b"_\r\n")  # deleted entries' nil fields
-    return reply
+    return b"".join(out)
 
 
 COMMANDS["xreadgroup"].find_keys = streams.streams_key_positions

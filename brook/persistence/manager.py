@@ -2,7 +2,8 @@
 
 One object per server. The server calls :meth:`Persistence.startup` once its listeners are open
 (clients that connect during the load get ``-LOADING``), :meth:`tick` from its cron and
-:meth:`shutdown` when it stops; commands reach the AOF through ``Server.persist``.
+:meth:`shutdown` when it stops; commands reach the AOF through the dispatcher
+(``Dispatcher.persist``).
 
 BGSAVE and BGREWRITEAOF fork, as Redis does: the child sees the dataset frozen at the fork
 (copy-on-write) and writes it while the parent keeps serving. During a rewrite the parent also
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from typing import TYPE_CHECKING
 
@@ -259,13 +261,20 @@ class Persistence:
         return None if self.child is None else self.child.kind
 
     def _fork(self) -> int:
+        """Fork a saver, timing the fork in the parent as Redis does (INFO latest_fork_usec,
+        total_forks, the ``fork`` latency event)."""
+        started = time.perf_counter()
         pid = os.fork()
         if pid == 0:
             # The child only writes a file: no signal handlers, no event loop, no fsync thread.
-            import signal
-
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return pid
+        fork_usec = int((time.perf_counter() - started) * 1e6)
+        stats = self.server.stats
+        stats["total_forks"] += 1
+        stats["latest_fork_usec"] = fork_usec
+        self.server.latency_add("fork", fork_usec // 1000)
         return pid
 
     def _reap(self) -> None:
