@@ -43,11 +43,12 @@ STREAM = NOTIFY_STREAM
 EXPIRED = NOTIFY_EXPIRED
 
 
-def written(client: Session, key: bytes, event_class: int, event: bytes,
+def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"",
             changes: int = 1, ready: bool = False) -> None:
     """``client``'s command changed ``key`` in its database: signal it (``ready``: parked
     clients may have something now, see :meth:`~brook.keyspace.Database.modified`), publish
-    ``event`` when its class is enabled, and count ``changes`` towards ``dirty``."""
+    ``event`` when its class is enabled (none without a class: XACK, XCLAIM...), and count
+    ``changes`` towards ``dirty``."""
     db = client.db
     if db.field_indexes or db.watchers or db.blocking:
         db.modified(key, ready)

@@ -32,7 +32,7 @@ from brook.commands.stream_args import (
     parse_strict_id,
 )
 from brook.keyspace import now_ms
-from brook.notify import STREAM, notify
+from brook.notify import STREAM, notify, written
 from brook.persistence.effects import propagate, suppress
 from brook.protocol import resp
 from brook.types.groups import (
@@ -203,9 +203,7 @@ def xgroup_create(client: Session, args: list[bytes]) -> bytes:
     stream.groups[args[3]] = Group(args[3], last_id, _clamp_entries_read(stream, entries_read))
     if args[4] == b"$" and client.server.propagating:
         _propagate_resolved(client, args, last_id)
-    client.db.modified(args[2])
-    notify(client, STREAM, b"xgroup-create", args[2])
-    client.server.dirty += 1
+    written(client, args[2], STREAM, b"xgroup-create")
     return resp.OK
 
 
@@ -226,9 +224,7 @@ def xgroup_setid(client: Session, args: list[bytes]) -> bytes:
     group.entries_read = _clamp_entries_read(stream, entries_read)  # type: ignore[arg-type]
     if args[4] == b"$" and client.server.propagating:
         _propagate_resolved(client, args, last_id)
-    client.db.modified(args[2])
-    notify(client, STREAM, b"xgroup-setid", args[2])
-    client.server.dirty += 1
+    written(client, args[2], STREAM, b"xgroup-setid")
     return resp.OK
 
 
@@ -239,10 +235,7 @@ def xgroup_destroy(client: Session, args: list[bytes]) -> bytes:
     if not stream.groups or args[3] not in stream.groups:  # type: ignore[union-attr]
         return resp.ZERO
     del stream.groups[args[3]]  # type: ignore[union-attr]
-    client.db.modified(args[2])
-    notify(client, STREAM, b"xgroup-destroy", args[2])
-    client.db.signal_ready(args[2])  # its parked readers are told it is gone
-    client.server.dirty += 1
+    written(client, args[2], STREAM, b"xgroup-destroy", ready=True)  # its readers are told
     return resp.ONE
 
 
@@ -255,9 +248,7 @@ def xgroup_createconsumer(client: Session, args: list[bytes]) -> bytes:
     if args[4] in group.consumers:
         return resp.ZERO
     group.consumer(args[4], now_ms())
-    client.db.modified(args[2])
-    notify(client, STREAM, b"xgroup-createconsumer", args[2])
-    client.server.dirty += 1
+    written(client, args[2], STREAM, b"xgroup-createconsumer")
     return resp.ONE
 
 
@@ -271,9 +262,7 @@ def xgroup_delconsumer(client: Session, args: list[bytes]) -> bytes:
     if consumer is None:
         return resp.ZERO
     pending = group.delete_consumer(consumer)
-    client.db.modified(args[2])
-    notify(client, STREAM, b"xgroup-delconsumer", args[2])
-    client.server.dirty += 1
+    written(client, args[2], STREAM, b"xgroup-delconsumer")
     return resp.integer(pending)
 
 
@@ -545,8 +534,7 @@ def xack(client: Session, args: list[bytes]) -> bytes:
     ids = parse_ids(args[3:])  # all or nothing: every ID is checked first
     acked = group.ack_many(ids)
     if acked:
-        client.db.modified(args[1])
-        client.server.dirty += acked
+        written(client, args[1], changes=acked)
     return resp.integer(acked)
 
 
@@ -570,8 +558,7 @@ def xackdel(client: Session, args: list[bytes]) -> bytes:
         # Acknowledged: 1 once the entry is deleted (or already gone), 2 if ACKED keeps it.
         results.append(abs(streams.delete_with_policy(stream, entry_id, policy)))
     if len(results) != results.count(-1):  # something was acknowledged
-        client.db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
     return resp.array([resp.integer(n) for n in results])
 
 
@@ -844,8 +831,7 @@ def xclaim(client: Session, args: list[bytes]) -> bytes:
         changed = True
         log.append(entry_id)
     if changed:
-        client.db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
         if propagating:
             _propagate_claims(client, args[1], group, args[3], log)
             if moved:
@@ -918,8 +904,7 @@ def xautoclaim(client: Session, args: list[bytes]) -> bytes:
         count -= 1
     cursor = format_id(scan[pos][0]) if pos < len(scan) else b"0-0"
     if out or deleted or created:
-        client.db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
         if propagating:
             _propagate_claims(client, args[1], group, args[3], log)
     return b"".join([b"*3\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cursor), cursor, len(out)), *out,
@@ -999,8 +984,7 @@ def xnack(client: Session, args: list[bytes]) -> bytes:
         group.release(entry_id, delivery_count)
         released += 1
     if released:
-        client.db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
         if client.db.blocking:
             blocking.pending_changed(client.db, args[1])
     return resp.integer(released)

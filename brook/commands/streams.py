@@ -39,7 +39,7 @@ from brook.commands.stream_args import (
 )
 from brook.commands.timeouts import parse_timeout
 from brook.keyspace import now_ms
-from brook.notify import STREAM, notify
+from brook.notify import STREAM, notify, written
 from brook.persistence.aof import encode_xadd
 from brook.persistence.effects import PERSISTED, propagate
 from brook.protocol import resp
@@ -199,7 +199,6 @@ def _store(client: Session, stream: Stream, entry_id: int, fields: list[bytes]) 
         stream.append(entry_id, fields)
     except EntryTooLarge:
         raise CommandError("ERR Elements are too large to be stored") from None
-    client.server.dirty += 1
 
 
 def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
@@ -217,11 +216,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     if server.propagating:  # persisted with the ID it got, encoded here: the hottest write
         server.aof.feed_encoded(db.index, encode_xadd(key, sid, fields))  # type: ignore[union-attr]
         client.effects = PERSISTED
-    if db.watchers or db.field_indexes:
-        db.modified(key)
-    if db.blocking:
-        db.signal_ready(key)
-    notify(client, STREAM, b"xadd", key)
+    written(client, key, STREAM, b"xadd", ready=True)
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
@@ -243,11 +238,7 @@ def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
     _store(client, stream, entry_id, args[3:])
     db = client.db
     db.access[key] = db.keyspace.lru_clock
-    if db.watchers or db.field_indexes:
-        db.modified(key)
-    if db.blocking:
-        db.signal_ready(key)
-    notify(client, STREAM, b"xadd", key)
+    written(client, key, STREAM, b"xadd", ready=True)
     return _id_reply(entry_id)
 
 
@@ -323,12 +314,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
     if server.propagating and (not parsed.id_given or not parsed.seq_given or parsed.approx
                                or iid is not None):
         _propagate_xadd(client, parsed, key, entry_id, iid, exact, fields)
-    db = client.db
-    if db.watchers or db.field_indexes:
-        db.modified(key)
-    if db.blocking:
-        db.signal_ready(key)
-    notify(client, STREAM, b"xadd", key)
+    written(client, key, STREAM, b"xadd", ready=True)
     if trimmed:
         notify(client, STREAM, b"xtrim", key)
     return _id_reply(entry_id)
@@ -370,9 +356,7 @@ def xtrim(client: Session, args: list[bytes]) -> bytes:
     exact = [] if parsed.approx and client.server.propagating else None
     removed = _trim(stream, parsed, exact)
     if removed:
-        db.modified(args[1])
-        notify(client, STREAM, b"xtrim", args[1])
-        client.server.dirty += removed
+        written(client, args[1], STREAM, b"xtrim", removed)
         if exact is not None:  # approximate: persisted as the exact trim it amounted to
             effect = [b"XTRIM", args[1], *exact]
             if parsed.ref_policy != KEEPREF:
@@ -413,9 +397,7 @@ def xdel(client: Session, args: list[bytes]) -> bytes:
     ids = parse_ids(args[2:])  # every ID is checked before any entry goes
     deleted = sum(1 for entry_id in ids if stream.delete(entry_id))
     if deleted:
-        db.modified(args[1])
-        notify(client, STREAM, b"xdel", args[1])
-        client.server.dirty += deleted
+        written(client, args[1], STREAM, b"xdel", deleted)
     return resp.integer(deleted)
 
 
@@ -474,12 +456,9 @@ def xdelex(client: Session, args: list[bytes]) -> bytes:
     results = [delete_with_policy(stream, entry_id, policy) for entry_id in ids]
     deleted = results.count(1)
     if deleted:
-        db.modified(args[1])
-        notify(client, STREAM, b"xdel", args[1])
-        client.server.dirty += deleted
+        written(client, args[1], STREAM, b"xdel", deleted)
     elif pending and _pending_total(stream) != pending:
-        db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
     return resp.array([resp.integer(n) for n in results])
 
 
@@ -528,6 +507,7 @@ def xsetid(client: Session, args: list[bytes]) -> bytes:
     if max_deleted:
         stream.max_deleted_id = max_deleted
     # No WATCH signal: Redis's xsetidCommand does not call signalModifiedKey.
+    # Redis changes the stream without signalling the key (WATCH survives an XSETID).
     notify(client, STREAM, b"xsetid", args[1])
     client.server.dirty += 1
     return resp.OK
@@ -564,8 +544,7 @@ def xcfgset(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(NO_SUCH_KEY)
     created = stream.idmp is None  # the stream now keeps its own settings
     if _idmp_of(client, stream).configure(duration, maxsize) or created:
-        db.modified(args[1])
-        client.server.dirty += 1
+        written(client, args[1])
     return resp.OK
 
 
