@@ -319,7 +319,7 @@ def check_delivery(result: HerdRun, producer: Peer, consumers: list[Peer],
 
 
 def run_herd(sizes: list[int], entries: int, servers: tuple[str, ...], workdir: Path,
-             repeat: int = 1) -> list[HerdRun]:
+             repeat: int = 1, baseline: str | None = None) -> list[HerdRun]:
     """Every size, ``repeat`` times, each server in turn on a fresh process; prints each run."""
     from bench import run as harness  # here: bench.run imports this module for --suite herd
 
@@ -328,7 +328,7 @@ def run_herd(sizes: list[int], entries: int, servers: tuple[str, ...], workdir: 
     for consumers in sizes:
         for _ in range(repeat):
             for name in servers:
-                (target,) = harness.start_targets(workdir, BROOK_ARGS, (name,))
+                (target,) = harness.start_targets(workdir, BROOK_ARGS, (name,), baseline)
                 try:
                     run = herd_run(name, target.port, target.process.pid, consumers, entries)
                 finally:
@@ -374,7 +374,7 @@ def table(runs: list[HerdRun], servers: tuple[str, ...]) -> str:
     figures = medians(runs)
     sizes = sorted({run.consumers for run in runs})
     base_size = 1 if 1 in sizes else sizes[0]
-    both = len(servers) == 2
+    both = "brook" in servers and "redis" in servers
     headers = ["N", *(f"{name.capitalize()} µs/entry" for name in servers),
                *(f"{name.capitalize()} vs N={base_size}" for name in servers)]
     if both:

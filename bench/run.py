@@ -274,7 +274,7 @@ def main() -> None:
                 stop_targets(targets)
         if herd.HERD_TEST in tests:  # a fresh server per size and server, started by bench.herd
             herd_runs = herd.run_herd(list(herd.DEFAULT_SIZES), herd.DEFAULT_ENTRIES, servers,
-                                      Path(workdir), options.repeat)
+                                      Path(workdir), options.repeat, options.baseline)
     print()
     print(f"Machine: {machine_description()}")
     if results:
