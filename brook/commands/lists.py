@@ -185,7 +185,7 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
             found.pack_left()
     else:
         size = found.extendleft(args[2:])  # LPUSH a b c leaves c b a at the head
-    written(client, key, LIST, b"lpush", len(args) - 2, ready=True)
+    written(client, key, LIST, b"lpush", len(args) - 2, True)
     return b":%d\r\n" % size
 
 
@@ -210,7 +210,7 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
             found.pack_right()
     else:
         size = found.extend(args[2:])
-    written(client, key, LIST, b"rpush", len(args) - 2, ready=True)
+    written(client, key, LIST, b"rpush", len(args) - 2, True)
     return b":%d\r\n" % size
 
 

@@ -216,7 +216,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     if server.propagating:  # persisted with the ID it got, encoded here: the hottest write
         server.aof.feed_encoded(db.index, encode_xadd(key, sid, fields))  # type: ignore[union-attr]
         client.effects = PERSISTED
-    written(client, key, STREAM, b"xadd", ready=True)
+    written(client, key, STREAM, b"xadd", 1, True)
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
@@ -238,7 +238,7 @@ def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
     _store(client, stream, entry_id, args[3:])
     db = client.db
     db.access[key] = db.keyspace.lru_clock
-    written(client, key, STREAM, b"xadd", ready=True)
+    written(client, key, STREAM, b"xadd", 1, True)
     return _id_reply(entry_id)
 
 
@@ -314,7 +314,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
     if server.propagating and (not parsed.id_given or not parsed.seq_given or parsed.approx
                                or iid is not None):
         _propagate_xadd(client, parsed, key, entry_id, iid, exact, fields)
-    written(client, key, STREAM, b"xadd", ready=True)
+    written(client, key, STREAM, b"xadd", 1, True)
     if trimmed:
         notify(client, STREAM, b"xtrim", key)
     return _id_reply(entry_id)

@@ -145,7 +145,7 @@ def set_(client: Session, args: list[bytes]) -> bytes:
     db.access[key] = db.keyspace.lru_clock
     if db.expires:
         _forget_ttl(db, key)
-    written(client, key, STRING, b"set", ready=True)  # a replaced stream's readers are told
+    written(client, key, STRING, b"set", 1, True)  # ready: a replaced stream's readers learn
     return OK
 
 
