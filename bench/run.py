@@ -224,6 +224,8 @@ def main() -> None:
     pipelines = [int(p) for p in options.pipelines.split(",")]
     brook_args = options.brook_args.split()
     results: dict[str, dict[str, list[float]]] = {}
+    # Server CPU µs per request of the same runs: steadier than requests/s on a shared machine.
+    cpu_results: dict[str, dict[str, list[float]]] = {}
     scan_results: dict[str, dict[str, list[float]]] = {}
     group_results: dict[str, dict[str, list[float]]] = {}
     herd_runs: list[herd.HerdRun] = []
@@ -236,10 +238,14 @@ def main() -> None:
                         requests = options.requests or (100_000 if pipeline == 1 else 1_000_000)
                         label = f"{test.replace('@random', ' (random keys)')} -P {pipeline}"
                         row = results.setdefault(label, {name: [] for name in servers})
+                        cpu_row = cpu_results.setdefault(label, {name: [] for name in servers})
                         for _ in range(options.repeat):
                             for target in targets:
+                                before = groups.process_cpu(target.process.pid)
                                 row[target.name].append(
                                     run_benchmark(target.port, test, pipeline, requests))
+                                spent = groups.process_cpu(target.process.pid) - before
+                                cpu_row[target.name].append(spent * 1e6 / requests)
                         print_row(label, row)
             finally:
                 stop_targets(targets)
@@ -281,6 +287,10 @@ def main() -> None:
         print(f"Medians of {options.repeat} runs, requests/s.")
         print()
         print(markdown_table(results, "test", "rps"))
+        print()
+        print("Server CPU (user + system, /proc) µs per request, same runs; lower is better.")
+        print()
+        print(markdown_table(cpu_results, "test", "µs/req"))
     if scan_results:
         print()
         print(f"Stream of {options.stream_entries:,} entries (XADD s * sensor <n> temp <f> hum <n>); "
@@ -307,7 +317,9 @@ def main() -> None:
 
 
 def number(value: float) -> str:
-    """Thousands separators; one decimal for small figures such as bytes per entry."""
+    """Thousands separators; decimals for small figures (µs per request, bytes per entry)."""
+    if abs(value) < 10:
+        return f"{value:.2f}"
     return f"{value:,.1f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 

@@ -153,23 +153,22 @@ class Client(Session, asyncio.Protocol):
         server = self.server
         server.net_input_bytes += len(data)
         self.last_interaction = time.time()
-        if (
-            self.slow
-            or data[0] != 0x2A
-            or _giant_header(data) is not None
-            # An int membership test is one memchr: "+", "=", "(", "~", "%", ">".
-            or (43 in data or 61 in data or 40 in data or 126 in data or 37 in data
-                or 62 in data)
-            and _other_line_type(data) is not None
-        ):
-            # A special client state, an inline command, a multibulk count of a million or
-            # more (hiredis would preallocate that list and take seconds to free it), or an
-            # element hiredis would hand over as bytes although it is no bulk string.
+        if self.slow or data[0] != 0x2A or _giant_header(data) is not None:
+            # A special client state, an inline command, or a multibulk count of a million or
+            # more (hiredis would preallocate that list and take seconds to free it).
             self._data_received_slow(data)
             return
         reader = self.reader
         reader.feed(data)
-        completed, arguments, last, malformed = self.dispatcher.run_batch(self, reader.gets)
+        next_request = reader.gets
+        # An int membership test is one memchr: "+", "=", "(", "~", "%", ">".
+        if ((43 in data or 61 in data or 40 in data or 126 in data or 37 in data or 62 in data)
+                and _other_line_type(data) is not None):
+            # A line hiredis might take for a request's string although it is no bulk string,
+            # or for a request although it is no array: each request is checked against the
+            # bytes before it runs (a value that merely starts with such a byte passes).
+            next_request = _Framed(data, next_request)
+        completed, arguments, last, malformed = self.dispatcher.run_batch(self, next_request)
         if malformed:
             # hiredis said only "bad length", or read an element Redis does not accept: the
             # exact parser reads the bad request again (the ones before it have run) and
@@ -334,8 +333,8 @@ _giant_header = re.compile(rb"\*\d{7}").search
 # A line that hiredis reads as a string although Redis accepts only bulk strings in a request
 # ("+", "(", "=" elements), or as a request although Redis reads only "*" arrays ("~" sets,
 # "%" maps, ">" pushes). The single-byte tests in front of it find most reads free of those
-# bytes at memchr speed; a value that merely contains such a line costs the slower parser,
-# never a wrong result. Every other element type fails the dispatcher's byte-string check.
+# bytes at memchr speed; a read with such a line has its requests checked one by one
+# (_Framed). Every other element type fails the dispatcher's byte-string check.
 _other_line_type = re.compile(rb"\n[+(=~%>]").search
 
 
@@ -368,3 +367,38 @@ def is_loopback(peer: object) -> bool:
         return ipaddress.ip_address(peer[0]).is_loopback
     except ValueError:
         return False
+
+
+class _Framed:
+    """``Reader.gets`` for a read that may hold a request hiredis accepts and Redis does not:
+    each request is compared with the bytes it came from (``*n`` header, then ``$len``
+    header, value and CRLF per element, in place) before it is handed over; a mismatch raises,
+    which stops the batch before that request runs."""
+
+    __slots__ = ("data", "gets", "position")
+
+    def __init__(self, data: bytes, gets: object) -> None:
+        self.data = data
+        self.gets = gets
+        self.position = 0
+
+    def __call__(self) -> object:
+        request = self.gets()  # type: ignore[operator]
+        if request is False:
+            return request
+        if type(request) is not list:  # a map, a push, a null array
+            raise ProtocolError("not an array")
+        data = self.data
+        position = self.position
+        header = b"*%d\r\n" % len(request)
+        if not data.startswith(header, position):
+            raise ProtocolError("not a bulk-string array")
+        position += len(header)
+        for element in request:
+            header = b"$%d\r\n" % len(element)
+            if not data.startswith(header, position):
+                raise ProtocolError("not a bulk string")
+            position += len(header) + len(element) + 2
+        self.position = position
+        return request
+

@@ -3,10 +3,14 @@
     request ─► execute: lookup, arity, auth, MISCONF, LOADING, MULTI, subscribed mode
                   │       (a rejection is Redis's error and changes nothing)
                   ▼
-              call: handler ─► error mapping ─► persistence of effects ─► stats, slow log,
-                  │                                                      MONITOR
+              call ─► invoke: handler ─► error as reply ─► effects persisted
+                  │
                   ▼
-              reply (bytes) or None: parked (brook.blocking serves it later through rerun)
+              account: commandstats, slow log; MONITOR
+                  │
+                  ▼
+              reply (bytes), or None: parked (brook.blocking serves it through rerun, and
+              unblocked counts it once)
 
 Callers: the connection (:meth:`run_batch` for the requests of a read, :meth:`execute` for one
 request of the exact parser), EXEC (:meth:`call` for each queued command), served blocking

@@ -144,6 +144,8 @@ _MALFORMED_SETS = [
     b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n_\r\n",  # a RESP3 null
     # A simple string balanced by a value holding a CRLF: the CRLF count alone looks right.
     b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$4\r\na\r\nb\r\n+v\r\n",
+    # A simple string after a value that looks like a bulk header ("$5").
+    b"*3\r\n$3\r\nSET\r\n$2\r\n$5\r\n+v\r\n",
 ]
 
 
@@ -188,6 +190,26 @@ def test_a_malformed_request_inside_multi_changes_nothing(server, r, frame):
                              + encode(b"EXEC"))
     assert reply.startswith(b"+OK\r\n+QUEUED\r\n-ERR Protocol error: ")
     assert r.exists("q") == 0 and r.exists("k") == 0
+
+
+def test_a_set_header_is_an_inline_command_not_an_array(raw, r):
+    """"~3" (a RESP3 set) after a request whose value starts with "+": Redis reads each line
+    as an inline command, so nothing is stored; Brook the same."""
+    payload = encode(b"ECHO", b"+") + b"~3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+    reply = raw.request(payload, until=b"'v' \r\n")
+    assert reply.startswith(b"$1\r\n+\r\n-ERR unknown command '~3'")
+    assert r.exists("k") == 0
+
+
+def test_values_that_start_like_other_frames_in_one_pipeline(raw, r):
+    """Values starting with "+", "(", "=", "~", "%", ">" (XRANGE's "+", ZRANGE's "(1") are
+    bulk strings like any other: the whole pipeline runs."""
+    values = [b"+", b"(1", b"=x", b"~", b"%1", b">3"]
+    payload = b"".join(encode(b"RPUSH", b"l", v) for v in values) + encode(
+        b"LRANGE", b"l", b"0", b"-1")
+    reply = raw.request(payload, until=b"$2\r\n>3\r\n")
+    assert reply == b"".join(b":%d\r\n" % (i + 1) for i in range(len(values))) + (
+        b"*6\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(v), v) for v in values))
 
 
 def test_values_that_look_like_other_frames_are_stored_unchanged(raw, r):
