@@ -371,9 +371,9 @@ def is_loopback(peer: object) -> bool:
 
 class _Framed:
     """``Reader.gets`` for a read that may hold a request hiredis accepts and Redis does not:
-    each request is compared with the bytes it came from (``*n`` header, then ``$len``
-    header, value and CRLF per element, in place) before it is handed over; a mismatch raises,
-    which stops the batch before that request runs."""
+    each request is encoded again as a client encodes it (``hiredis.pack_command``, in C) and
+    compared with the bytes it came from before it is handed over; a mismatch raises, which
+    stops the batch before that request runs."""
 
     __slots__ = ("data", "gets", "position")
 
@@ -388,17 +388,11 @@ class _Framed:
             return request
         if type(request) is not list:  # a map, a push, a null array
             raise ProtocolError("not an array")
-        data = self.data
-        position = self.position
-        header = b"*%d\r\n" % len(request)
-        if not data.startswith(header, position):
-            raise ProtocolError("not a bulk-string array")
-        position += len(header)
-        for element in request:
-            header = b"$%d\r\n" % len(element)
-            if not data.startswith(header, position):
-                raise ProtocolError("not a bulk string")
-            position += len(header) + len(element) + 2
-        self.position = position
+        encoded = _pack(tuple(request))  # TypeError for an element that is not bytes
+        if not self.data.startswith(encoded, self.position):
+            raise ProtocolError("not framed as bulk strings")
+        self.position += len(encoded)
         return request
 
+
+_pack = hiredis.pack_command

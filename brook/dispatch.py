@@ -97,7 +97,7 @@ class Dispatcher:
         would not (see brook.connection)."""
         server = self.server
         table = self.table
-        account = self.account
+        slowlog_threshold = server.slowlog_threshold
         out = session.out
         ready = server.keyspace.ready
         join = b"".join
@@ -145,8 +145,8 @@ class Dispatcher:
                 clock = now
             else:
                 # An admitted command of a fast session (no check of execute applies to it:
-                # see Session.refresh_mode). This is invoke, written out: a call per request
-                # is a tenth of a small command's cost here.
+                # see Session.refresh_mode). This is invoke and account, written out: a call
+                # per request is a tenth of a small command's cost here.
                 last_cmd = cmd
                 fast = cmd.is_fast
                 if not fast and not clock:
@@ -178,8 +178,11 @@ class Dispatcher:
                     timed += elapsed
                     if reply is None:
                         self.parked(session, elapsed)
-                    else:
-                        account(session, cmd, request, elapsed)  # type: ignore[arg-type]
+                    else:  # account, written out as invoke is above
+                        cmd.calls += 1
+                        cmd.seconds += elapsed
+                        if elapsed > slowlog_threshold:
+                            server.slowlog_add(session, cmd, request, elapsed)  # type: ignore[arg-type]
             if reply is not None:
                 out.append(reply)
             elif session.blocked is not None:

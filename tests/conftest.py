@@ -8,7 +8,8 @@
   another build (``BROOK_PARITY_REDIS=/path/to/redis-server make test``), to check against a
   newer Redis the behaviour Brook follows (a development build reports no version:
   ``BROOK_PARITY_REDIS_VERSION`` gives it); a test whose Redis behaviour changed after 7.0 is
-  marked ``min_redis(major, minor)`` or asks ``server.version``.
+  marked ``min_redis(major, minor)`` or asks ``server.version``. Unset, PATH's is used (CI);
+  set to something that is not an executable file, the run stops at once (nothing skipped).
 * Every test gets empty databases (FLUSHALL) and default settings for what tests change.
 """
 
@@ -105,8 +106,10 @@ def redis_binary() -> str | None:
     """The real Redis the parity tests run against: ``BROOK_PARITY_REDIS`` or PATH's."""
     chosen = os.environ.get("BROOK_PARITY_REDIS")
     if chosen:
-        if not os.access(chosen, os.X_OK):
-            raise FileNotFoundError(f"BROOK_PARITY_REDIS={chosen} is not an executable")
+        if not (os.path.isfile(chosen) and os.access(chosen, os.X_OK)):
+            # Not FileNotFoundError, which means "no Redis: skip its runs"; a build asked for
+            # by name that is not there stops the session (checked in pytest_configure).
+            raise pytest.UsageError(f"BROOK_PARITY_REDIS={chosen} is not an executable file")
         return chosen
     return shutil.which("redis-server")
 
@@ -285,6 +288,7 @@ def raw(server: ServerProcess) -> Iterator[RawConnection]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "min_redis(*version): skip the real-Redis run below this version")
     config.addinivalue_line("markers", "brook_only: run only against Brook")
+    redis_binary()  # a mistyped BROOK_PARITY_REDIS stops the run before any test
 
 
 def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
