@@ -291,12 +291,15 @@ class _Budget:
     def unlimited(self) -> bool:
         return self.entries < 0 and not self.size
 
-    def allows(self, piece: bytes) -> bool:
+    def allows(self, piece: bytes, extra: bytes = b"") -> bool:
+        """Whether ``piece`` (one entry's encoding) may go. MAXSIZE counts the entry itself,
+        ``[id, fields]``: CLAIM's idle time and delivery count (``extra``, at the end of
+        ``piece``, under an array header as wide) are not counted."""
         if self.entries == 0:
             return False
         if self.size and self.sent and self.used >= self.size:
             return False  # at least one entry is always returned
-        self.used += len(piece)
+        self.used += len(piece) - len(extra)
         self.sent += 1
         if self.entries > 0:
             self.entries -= 1
@@ -338,14 +341,20 @@ def _redeliver(group: Group, entry_id: int, consumer: Consumer, now: int) -> Non
     group.deliver(entry_id, consumer, now, min(record[2] + 1, LLONG_MAX))
 
 
+# XREADGROUP CLAIM's idle time and delivery count for an entry delivered for the first time.
+_NEW_CLAIM_EXTRA = b":0\r\n:0\r\n"
+
+
 def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
                  now: int, budget: _Budget, log: list[int] | None,
-                 split: bool = False) -> tuple[int, list[bytes]]:
+                 claim: bool = False) -> tuple[int, list[bytes]]:
     """Entries after the group's last-delivered-id: the group advances over them and, unless
     NOACK, each becomes pending for ``consumer`` (and goes to ``log``, when given). With
-    ``split`` each piece is one entry."""
+    ``claim`` each piece is one entry in CLAIM's form, ``[id, fields, 0, 0]``."""
+    extra, nextra = (_NEW_CLAIM_EXTRA, 2) if claim else (b"", 0)
     if budget.unlimited():  # the usual read: whole cached encodings, the PEL grows in one go
-        ids, pieces = stream.read_resp(group.last_id + 1, count or None, split)
+        ids, pieces = stream.read_resp(group.last_id + 1, count or None, extra=extra,
+                                       nextra=nextra)
         advance_over(stream, group, ids)
         if not noack:
             group.deliver_new(ids, consumer, now)
@@ -354,8 +363,8 @@ def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, n
         return len(ids), pieces
     pieces = []
     for entry_id, row in stream.range(group.last_id + 1, MAX_ID, count or None):
-        piece = encode_entry(entry_id, row)
-        if not budget.allows(piece):
+        piece = encode_entry(entry_id, row, extra, nextra)
+        if not budget.allows(piece, extra):
             break
         advance(stream, group, entry_id)
         if not noack:
@@ -388,15 +397,15 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
             continue
         record = group.pel.get(entry_id)
         assert record is not None
-        piece = encode_entry(entry_id, row)
-        if not budget.allows(piece):
-            break
         _, delivery_time, delivered, _ = record
-        idle = max(now - delivery_time, 0)
+        extra = b":%d\r\n:%d\r\n" % (max(now - delivery_time, 0), delivered)
+        piece = encode_entry(entry_id, row, extra, 2)  # [id, fields, idle, deliveries]
+        if not budget.allows(piece, extra):
+            break
         _redeliver(group, entry_id, consumer, now)
         if log is not None:
             log.append(entry_id)
-        pieces.append(b"*4" + piece[2:] + b":%d\r\n:%d\r\n" % (idle, delivered))
+        pieces.append(piece)
     if pieces:
         consumer.active_time = now
     return len(pieces), pieces
@@ -471,9 +480,9 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes:
             more = parsed.count - n if parsed.count else 0
             if not parsed.count or more > 0:
                 extra, new = _deliver_new(stream, group, consumer, more, parsed.noack, now,
-                                          budget, log, split=True)
+                                          budget, log, claim=True)
                 n += extra
-                pieces += [b"*4" + piece[2:] + b":0\r\n:0\r\n" for piece in new]
+                pieces += new
         elif after == _NEW_ENTRIES:
             n, pieces = _deliver_new(stream, group, consumer, parsed.count, parsed.noack, now,
                                      budget, log)

@@ -262,8 +262,25 @@ def _entries(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
 _RESP_CACHE: dict[_Node, tuple[list[int] | None, object]] = {}
 _RESP_CACHE_SIZE = 16
 _RESP_CACHE_MAX_NODE_BYTES = 1 << 18
+# An entry is the array [ID, fields] in RESP2 and RESP3 alike: nothing cached here depends on
+# the client's protocol. XREADGROUP CLAIM sends longer arrays, [ID, fields, idle, deliveries],
+# assembled with their own header from the cached parts: a packed node keeps each entry's
+# header as a piece of its own, and an entry cached whole starts with the fixed-width
+# _ENTRY_HEAD, which is left out. The stored bytes that follow are never looked into.
+_ENTRY_HEAD = b"*2\r\n"  # how encode_entry starts every entry it encodes
 _BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
 _ENTRY_HEADERS = [b"*2\r\n$%d\r\n" % n for n in range(42)]  # "*2" and the ID's length
+_LONGER_HEADERS: dict[int, tuple[bytes, list[bytes]]] = {}  # nextra -> (head, with ID header)
+
+
+def _longer_headers(nextra: int) -> tuple[bytes, list[bytes]]:
+    """The array header of an entry with ``nextra`` more elements, alone and followed by the
+    ID's bulk header (by the ID's length)."""
+    hit = _LONGER_HEADERS.get(nextra)
+    if hit is None:
+        head = b"*%d\r\n" % (2 + nextra)
+        hit = _LONGER_HEADERS[nextra] = (head, [head + b"$%d\r\n" % n for n in range(42)])
+    return hit
 
 
 class _Packed:
@@ -291,6 +308,13 @@ class _Packed:
     def entry(self, i: int) -> bytes:
         return b"".join(self.parts[i * self.stride:(i + 1) * self.stride])
 
+    def longer_entry(self, i: int, id_headers: list[bytes], extra: bytes) -> bytes:
+        """Entry i as a longer array, ``[id, fields, *extra]``: its header (with the ID's
+        bulk header) is taken from ``id_headers`` instead of the cached one."""
+        parts, first = self.parts, i * self.stride
+        return b"".join([id_headers[len(parts[first + 1])],
+                         *parts[first + 1:first + self.stride], extra])
+
 
 def _forget(node: _Node) -> None:
     """Drop a node's cached decodings (it changed or left its stream)."""
@@ -298,11 +322,18 @@ def _forget(node: _Node) -> None:
     _RESP_CACHE.pop(node, None)
 
 
-def encode_entry(entry_id: int, row: list[bytes]) -> bytes:
-    """The RESP form of one entry: ``[b"ms-seq", [field, value, ...]]``."""
+def encode_entry(entry_id: int, row: list[bytes], extra: bytes = b"", nextra: int = 0) -> bytes:
+    """The RESP form of one entry: ``[b"ms-seq", [field, value, ...]]``; with ``nextra``
+    more elements, already encoded in ``extra``, in the same array (``[id, fields, *extra]``)."""
     sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
-    return b"".join([b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(sid), sid, len(row)),
-                     *[b"$%d\r\n%s\r\n" % (len(item), item) for item in row]])
+    return b"".join([b"*%d\r\n$%d\r\n%s\r\n*%d\r\n" % (2 + nextra, len(sid), sid, len(row)),
+                     *[b"$%d\r\n%s\r\n" % (len(item), item) for item in row], extra])
+
+
+def _longer(piece: bytes, head: bytes, extra: bytes) -> bytes:
+    """A cached entry encoding (made by :func:`encode_entry`, so starting with _ENTRY_HEAD)
+    as the longer array ``head`` announces, ``extra`` its last elements."""
+    return b"".join((head, piece[len(_ENTRY_HEAD):], extra))
 
 
 def _encode_sealed_resp(node: _Node) -> tuple[list[int] | None, object]:
@@ -745,38 +776,51 @@ class Stream:
                 break
         return n, pieces
 
-    def read_resp(self, start: int, count: int | None,
-                  split: bool = False) -> tuple[list[int], list[bytes]]:
+    def read_resp(self, start: int, count: int | None, extra: bytes = b"",
+                  nextra: int = 0) -> tuple[list[int], list[bytes]]:
         """The first ``count`` entries from ``start`` on, as XREADGROUP delivers them: their
         IDs (to make them pending) and RESP pieces that join into their encoding, both from
-        the nodes' cached encodings. With ``split`` every piece is exactly one entry."""
+        the nodes' cached encodings. With ``nextra`` every piece is one entry as the longer
+        array ``[id, fields, *extra]`` (``extra`` holds ``nextra`` encoded elements), framed
+        with that count as it is put together."""
         out_ids: list[int] = []
         pieces: list[bytes] = []
         if count is not None and count <= 0:
             return out_ids, pieces
+        if nextra:
+            head, id_headers = _longer_headers(nextra)
         for ids, enc, lo, hi, node in self._spans(_resp_entries, start, MAX_ID, False):
             if ids is None:
                 ids = enc.ids()
+            listed = type(enc) is list
             if node.live == node.count:
                 if count is not None:
                     hi = min(hi, lo + count - len(out_ids))
                 out_ids += ids[lo:hi]
-                if type(enc) is list:
+                if nextra:
+                    if listed:
+                        pieces += [_longer(piece, head, extra) for piece in enc[lo:hi]]
+                    else:
+                        pieces += [enc.longer_entry(i, id_headers, extra) for i in range(lo, hi)]
+                elif listed:
                     pieces += enc[lo:hi]
-                elif split:
-                    pieces += map(enc.entry, range(lo, hi))
                 else:
                     pieces += enc.pieces(lo, hi)
             else:  # skip deleted entries
                 for i in range(lo, hi):
-                    if type(enc) is list:
-                        if enc[i] is None:
+                    if listed:
+                        piece = enc[i]
+                        if piece is None:
                             continue
-                        pieces.append(enc[i])
+                        if nextra:
+                            piece = _longer(piece, head, extra)
                     elif node.dead >> i & 1:
                         continue
+                    elif nextra:
+                        piece = enc.longer_entry(i, id_headers, extra)
                     else:
-                        pieces.append(enc.entry(i))
+                        piece = enc.entry(i)
+                    pieces.append(piece)
                     out_ids.append(ids[i])
                     if len(out_ids) == count:
                         break
