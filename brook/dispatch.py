@@ -80,7 +80,6 @@ class Dispatcher:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.table = server.command_table
-        self.clock = 0.0  # perf_counter when the last timed command ended
 
     # -- a read's worth of requests (the connection's hot path) -----------------------------
 
@@ -290,10 +289,9 @@ class Dispatcher:
 
     # -- running an admitted command --------------------------------------------------------
 
-    def call(self, session: Session, cmd: Command, args: list[bytes],
-             started: float = 0.0) -> bytes | None:
+    def call(self, session: Session, cmd: Command, args: list[bytes]) -> bytes | None:
         """Run a command that passed every check: :meth:`invoke`, then commandstats, the slow
-        log and MONITOR (``started``: the clock, when the caller has just read it)."""
+        log and MONITOR."""
         server = self.server
         session.last_cmd = cmd
         # CLIENT NO-TOUCH (such sessions always come through execute): a read-only command
@@ -303,8 +301,7 @@ class Dispatcher:
         if session.no_touch and not cmd.is_write and cmd.name != "touch":
             access = session.db.access
             saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
-        if not started:
-            started = _perf()
+        started = _perf()
         reply = self.invoke(session, cmd, args)
         if saved_access is not None:
             session.db.restore_access(saved_access)
@@ -312,8 +309,7 @@ class Dispatcher:
             # After the command, as Redis: a SELECT shows its new database. A parked command
             # is shown once, when it is first run.
             server.feed_monitors(session, cmd, args)
-        self.clock = now = _perf()
-        elapsed = now - started
+        elapsed = _perf() - started
         if reply is None or session.reprocessing:
             self.parked(session, elapsed)
             return reply

@@ -227,6 +227,44 @@ def r3(server: ServerProcess) -> Iterator[redis.Redis]:
     client.close()
 
 
+def encode_request(*args: bytes | str | int) -> bytes:
+    """A request as a client encodes it (an array of bulk strings)."""
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
+def reply_end(data: bytes, pos: int = 0) -> int | None:
+    """Where the one RESP2/RESP3 value starting at ``pos`` ends; None while it is incomplete.
+    A bulk string whose length does not land on its CRLF is a framing error (ValueError)."""
+    if pos >= len(data):
+        return None
+    line_end = data.find(b"\r\n", pos)
+    if line_end < 0:
+        return None
+    kind, head, after = data[pos:pos + 1], data[pos + 1:line_end], line_end + 2
+    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
+        return after
+    if kind in (b"$", b"=", b"!"):
+        size = int(head)
+        if size < 0:
+            return after
+        end = after + size
+        if len(data) < end + 2:
+            return None
+        if data[end:end + 2] != b"\r\n":
+            raise ValueError(f"a bulk of {size} bytes is not followed by CRLF at {end}: {data!r}")
+        return end + 2
+    if kind in (b"*", b"~", b">", b"%"):
+        size = int(head)
+        for _ in range(max(size, 0) * (2 if kind == b"%" else 1)):
+            found = reply_end(data, after)
+            if found is None:
+                return None
+            after = found
+        return after
+    raise ValueError(f"no RESP type {kind!r} at {pos}: {data!r}")
+
+
 class RawConnection:
     """A plain socket, for checking exact bytes on the wire."""
 

@@ -15,6 +15,7 @@ from brook.config import Config
 from brook.persistence.aof import AppendOnlyFile, encode_command
 from brook.server import Server
 from brook.session import Session
+from tests.conftest import encode_request
 
 
 def _session(**config: object) -> Session:
@@ -23,9 +24,6 @@ def _session(**config: object) -> Session:
         setattr(settings, name, value)
     return Session(Server(settings))
 
-
-def _encode(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
 def test_execute_runs_a_request_and_counts_it() -> None:
@@ -67,8 +65,8 @@ def test_run_batch_stops_before_a_malformed_request() -> None:
     """The requests before it run; the malformed one and those after it do not."""
     session = _session()
     reader = hiredis.Reader()
-    reader.feed(_encode(b"SET", b"a", b"1") + b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n:5\r\n"
-                + _encode(b"SET", b"c", b"1"))
+    reader.feed(encode_request(b"SET", b"a", b"1") + b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n:5\r\n"
+                + encode_request(b"SET", b"c", b"1"))
     session.refresh_mode()
     taken, _arguments, last, malformed = session.server.dispatcher.run_batch(
         session, reader.gets)
@@ -82,7 +80,7 @@ def test_run_batch_charges_fast_commands_of_a_batch() -> None:
     session.refresh_mode()
     assert not session.slow
     reader = hiredis.Reader()
-    reader.feed(_encode(b"PING") * 3 + _encode(b"SET", b"k", b"v") + _encode(b"GET", b"k"))
+    reader.feed(encode_request(b"PING") * 3 + encode_request(b"SET", b"k", b"v") + encode_request(b"GET", b"k"))
     taken, arguments, _last, malformed = session.server.dispatcher.run_batch(
         session, reader.gets)
     assert (taken, arguments, malformed) == (5, 8, False)

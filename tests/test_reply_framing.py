@@ -14,15 +14,11 @@ import hiredis
 import pytest
 
 from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
-from tests.conftest import RawConnection, _reset
+from tests.conftest import RawConnection, _reset, encode_request, reply_end
 
 FRAME_LIKE = [b"*-1\r\n", b"a*-1\r\nb", b"_\r\n", b"$-1\r\n", b"%1\r\n", b">3\r\n", b"\r\n",
               b"+OK\r\n", b"-ERR x\r\n", b":1\r\n", b",1.5\r\n", b"#t\r\n"]
 
-
-def _encode(*args: bytes | str | int) -> bytes:
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
 class Client:
@@ -35,7 +31,7 @@ class Client:
             self.call("HELLO", "3")
 
     def call(self, *args: bytes | str | int) -> object:
-        self.conn.send(_encode(*args))
+        self.conn.send(encode_request(*args))
         return self.next_reply()
 
     def next_reply(self) -> object:
@@ -99,14 +95,14 @@ def test_group_history_nil_is_framed_for_the_protocol(server) -> None:  # type: 
     for protocol, nil, head in ((2, b"*-1\r\n", b"*1\r\n*2\r\n"), (3, b"_\r\n", b"%1\r\n")):
         conn = RawConnection(server.port)
         if protocol == 3:
-            conn.request(_encode("HELLO", "3"), until=b"modules")
+            conn.request(encode_request("HELLO", "3"), until=b"modules")
         conn.call("DEL", "s")
         conn.call("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")
         conn.call("XADD", "s", "1-1", "f", "a*-1\r\nb")
         conn.call("XADD", "s", "2-1", "f", "v")
         conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
         conn.call("XDEL", "s", "2-1")
-        reply = conn.request(_encode("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
+        reply = conn.request(encode_request("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
                              until=nil)
         assert reply == (head + b"$1\r\ns\r\n*2\r\n"
                          b"*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$7\r\na*-1\r\nb\r\n"
@@ -133,38 +129,6 @@ def test_other_types_keep_stored_bytes(client: Client) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _reply_end(data: bytes, pos: int = 0) -> int | None:
-    """Where the one RESP2/RESP3 value starting at ``pos`` ends; None while it is incomplete.
-    A bulk string whose length does not land on its CRLF is a framing error (ValueError)."""
-    if pos >= len(data):
-        return None
-    line_end = data.find(b"\r\n", pos)
-    if line_end < 0:
-        return None
-    kind, head, after = data[pos:pos + 1], data[pos + 1:line_end], line_end + 2
-    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return after
-    if kind in (b"$", b"=", b"!"):
-        size = int(head)
-        if size < 0:
-            return after
-        end = after + size
-        if len(data) < end + 2:
-            return None
-        if data[end:end + 2] != b"\r\n":
-            raise ValueError(f"a bulk of {size} bytes is not followed by CRLF at {end}: {data!r}")
-        return end + 2
-    if kind in (b"*", b"~", b">", b"%"):
-        size = int(head)
-        for _ in range(max(size, 0) * (2 if kind == b"%" else 1)):
-            found = _reply_end(data, after)
-            if found is None:
-                return None
-            after = found
-        return after
-    raise ValueError(f"no RESP type {kind!r} at {pos}: {data!r}")
-
-
 class Wire:
     """A raw connection that returns each reply's exact bytes (framing checked on the way)."""
 
@@ -175,12 +139,12 @@ class Wire:
             self.call("HELLO", "3")  # its text names the server: not compared
 
     def send(self, *args: bytes | str | int) -> None:
-        self.conn.send(_encode(*args))
+        self.conn.send(encode_request(*args))
 
     def reply(self, timeout: float = 5) -> bytes:
         self.conn.sock.settimeout(timeout)
         while True:
-            end = _reply_end(self.buffer)
+            end = reply_end(self.buffer)
             if end is not None:
                 reply, self.buffer = self.buffer[:end], self.buffer[end:]
                 return reply
@@ -339,11 +303,11 @@ def _field_spans(reply: bytes) -> dict[bytes, bytes]:
     spans: dict[bytes, bytes] = {}
     pos = line_end + 2
     for _ in range(pairs):
-        name_end = _reply_end(reply, pos)
+        name_end = reply_end(reply, pos)
         assert name_end is not None
         name = hiredis.Reader()
         name.feed(reply[pos:name_end])
-        value_end = _reply_end(reply, name_end)
+        value_end = reply_end(reply, name_end)
         assert value_end is not None
         spans[name.gets()] = reply[name_end:value_end]
         pos = value_end
@@ -456,7 +420,7 @@ def test_read_resp_frames_longer_entries_from_every_node_kind() -> None:
             assert ids == [entry_id for entry_id, _ in rows], name
             assert pieces == [encode_entry(i, row, extra, 2) for i, row in rows], name
             for piece, (entry_id, row) in zip(pieces, rows, strict=True):
-                assert _reply_end(piece) == len(piece)
+                assert reply_end(piece) == len(piece)
                 reader = hiredis.Reader()
                 reader.feed(piece)
                 assert reader.gets() == [format_id(entry_id), row, 7, 3]
@@ -476,7 +440,7 @@ def test_xreadgroup_claim_keeps_stored_bytes(server, protocol: int) -> None:  # 
     wire.call("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">")
     wire.call("XDEL", "s", "1-2", "1-60")
     reply = wire.call("XREADGROUP", "GROUP", "g", "d", "CLAIM", "0", "STREAMS", "s", ">")
-    assert _reply_end(reply) == len(reply)
+    assert reply_end(reply) == len(reply)
     reader = hiredis.Reader()
     reader.feed(reply)
     decoded = reader.gets()

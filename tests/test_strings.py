@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess
+from tests.conftest import RawConnection, ServerProcess, encode_request, reply_end
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "value is not an integer or out of range"
@@ -27,42 +27,6 @@ def r(server: ServerProcess) -> Iterator[redis.Redis]:
 # ---------------------------------------------------------------------------------------------
 
 
-def encode_request(*args: bytes | str | int) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
-
-
-def _reply_end(data: bytes, pos: int = 0) -> int | None:
-    """Index just past the RESP value starting at ``pos`` (None if incomplete)."""
-    line_end = data.find(b"\r\n", pos)
-    if line_end < 0:
-        return None
-    kind = data[pos : pos + 1]
-    after = line_end + 2
-    if kind in b"+-:_,#(":
-        return after
-    if kind in b"$=!":
-        length = int(data[pos + 1 : line_end])
-        if length < 0:
-            return after
-        end = after + length + 2
-        return end if len(data) >= end else None
-    if kind in b"*~>%|":
-        count = int(data[pos + 1 : line_end])
-        if kind in b"%|":
-            count *= 2
-        for _ in range(max(count, 0)):
-            found = _reply_end(data, after)
-            if found is None:
-                return None
-            after = found
-        return after
-    raise AssertionError(f"unexpected reply {data!r}")
-
-
 def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
     """Send one command and return its complete raw reply."""
     raw.send(encode_request(*args))
@@ -72,7 +36,7 @@ def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
         chunk = raw.sock.recv(65536)
         assert chunk, f"connection closed after {data!r}"
         data += chunk
-        end = _reply_end(data)
+        end = reply_end(data)
         if end is not None:
             assert end == len(data), f"extra data: {data!r}"
             return data
