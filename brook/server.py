@@ -427,6 +427,7 @@ class Server:
                 "Warning: no config file specified, using the default config. In order to "
                 "specify a config file use brook-server /path/to/brook.conf",
             )
+        self.persistence.plan_startup()
         await self._listen_tcp()
         if config.unixsocket:
             await self._listen_unix()

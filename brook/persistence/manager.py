@@ -84,40 +84,57 @@ class Persistence:
         self.rewrite_failures = 0  # consecutive failed rewrites
         self.last_load_keys = 0  # keys loaded from the last snapshot
         self.last_load_expired = 0
+        # The file start-up loads and whether it is the AOF (plan_startup).
+        self.startup_load: tuple[str, bool] | None = None
 
     # -- start-up ---------------------------------------------------------------------------
 
-    async def startup(self) -> None:
-        """Load the dataset (the AOF when enabled, as Redis prefers it, else the snapshot),
-        then open the AOF. An AOF that does not exist yet starts as a rewrite of what the
-        snapshot held, so the AOF alone always describes the whole dataset."""
-        server = self.server
-        config = server.config
+    def plan_startup(self) -> None:
+        """Decide what start-up loads (the AOF when enabled, as Redis prefers it, else the
+        snapshot) and mark the server loading *before* the listeners open: opening a second
+        listener yields to the event loop, and a client accepted by the first one meanwhile
+        must be told LOADING, never served from the still empty dataset."""
+        config = self.server.config
         aof_path = config.appendfilename
         if config.appendonly and os.path.exists(aof_path) and os.path.getsize(aof_path) > 0:
-            await self._load_aof(aof_path)
-            self.open_aof(aof_path)
+            self.startup_load = (aof_path, True)
+        elif os.path.exists(config.dbfilename):
+            self.startup_load = (config.dbfilename, False)
+        else:
             return
-        if os.path.exists(config.dbfilename):
-            self._load_snapshot(config.dbfilename)
-        if config.appendonly:
+        self._begin_loading(os.path.getsize(self.startup_load[0]))
+
+    async def startup(self) -> None:
+        """Load what :meth:`plan_startup` chose, then open the AOF. An AOF that does not
+        exist yet starts as a rewrite of what the snapshot held, so the AOF alone always
+        describes the whole dataset."""
+        planned, self.startup_load = self.startup_load, None
+        try:
+            if planned is not None:
+                path, is_aof = planned
+                if is_aof:
+                    await self._load_aof(path)
+                else:
+                    self._load_snapshot(path)
+        finally:
+            if self.server.loading:
+                self._end_loading()
+        if planned is not None and planned[1]:
+            self.open_aof(planned[0])
+        elif self.server.config.appendonly:
             self.enable_aof()
 
     async def _load_aof(self, path: str) -> None:
         server = self.server
-        self._begin_loading(os.path.getsize(path))
         try:
             result = await load_file(server, path, server.config.aof_load_truncated, server.log)
         except AofError as err:
             raise PersistenceError(str(err)) from err
-        finally:
-            self._end_loading()
         server.log("notice", f"DB loaded from append only file: {result.seconds:.3f} seconds")
 
     def _load_snapshot(self, path: str) -> None:
         server = self.server
         started = time.monotonic()
-        self._begin_loading(os.path.getsize(path))
         try:
             self.last_load_keys = load_snapshot(server.keyspace, path)
         except SnapshotError as err:
@@ -125,8 +142,6 @@ class Persistence:
                 f"Fatal error loading the snapshot {path}: {err}. Brook reads only its own "
                 "snapshot format (see docs/snapshot-format.md)."
             ) from err
-        finally:
-            self._end_loading()
         server.log("notice", f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
 
     def _begin_loading(self, total_bytes: int) -> None:
