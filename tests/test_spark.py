@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -32,6 +33,7 @@ from pyspark.sql.utils import StreamingQueryException  # noqa: E402
 import brook.spark  # noqa: E402
 from brook.spark.connection import ConnectorError  # noqa: E402
 from tests.conftest import ServerProcess, _reset  # noqa: E402
+from tests.faults import CuttingProxy  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)  # the first query of a session starts Python workers
 
@@ -314,27 +316,59 @@ def test_stream_sink_exactly_once_when_a_batch_is_replayed(spark, b, brook_proce
     assert dict(zip(info[::2], info[1::2], strict=True))[b"iids-duplicates"] == 15
 
 
-def test_stream_failure_in_the_sink_then_restart_is_exactly_once(spark, b, brook_process,
-                                                                   tmp_path):
-    """A task dies after writing 10 of its 25 rows; the restarted query replays the batch:
-    the 10 are recognised, the rest written, nothing lost and nothing twice."""
-    ids = fill(b, "in", 40)
+def _in_random_order(batches: Iterator) -> Iterator:
+    import random
+
+    import pyarrow as pa
+
+    batches = list(batches)
+    if batches:
+        table = pa.Table.from_batches(batches)
+        order = list(range(table.num_rows))
+        random.shuffle(order)
+        yield from table.take(order).to_batches()
+
+
+def _shuffled_copy(spark, brook_process: ServerProcess, sink_url: str, checkpoint: Path):
+    """``in`` -> ``out`` through a shuffle, then each partition's rows in a random order (as a
+    shuffle's fetch order may change): a replayed batch holds the same rows per partition,
+    in another order."""
+    return (spark.readStream.format("brook").option("port", brook_process.port)
+            .option("streams", "in").option("startingOffsets", "earliest")
+            .option("maxEntriesPerTrigger", 150).load()
+            .selectExpr("fields['n'] AS n").repartition(2, "n")
+            .mapInArrow(_in_random_order, "n STRING")
+            .writeStream.format("brook").option("url", sink_url).option("stream", "out")
+            .option("pipelineSize", 10).option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True).start())
+
+
+def test_shuffled_batch_replayed_in_another_order_is_exactly_once(spark, b, brook_process,
+                                                                    tmp_path):
+    """The sink's connection is cut mid-batch three times (a proxy lets 60, 120, then 180
+    XADDs through); every restart replays the batch with its rows in another order. In the
+    end every row is in the stream exactly once."""
+    fill(b, "in", 300)
     checkpoint = tmp_path / "ck"
-
-    def query():
-        return (spark.readStream.format("brook").option("port", brook_process.port)
-                .option("streams", "in").option("startingOffsets", "earliest")
-                .option("maxEntriesPerTrigger", 25).load().selectExpr("id AS source_id")
-                .writeStream.format("brook").option("port", brook_process.port)
-                .option("stream", "out").option("testFailAfterRows", 10)
-                .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
-                .start())
-
-    with pytest.raises(StreamingQueryException, match="injected failure after 10 rows"):
-        query().awaitTermination()
-    assert b.xlen("out") == 10
-    _run(query())
-    assert [fields[b"source_id"] for _, fields in b.xrange("out")] == ids
+    proxy = CuttingProxy(brook_process.port)
+    try:
+        for budget in (60, 120, 180):
+            proxy.cut_after(budget)
+            with pytest.raises(StreamingQueryException):
+                _shuffled_copy(spark, brook_process, proxy.url, checkpoint).awaitTermination()
+            assert proxy.cut.is_set()
+            proxy.heal()
+        assert 0 < b.xlen("out") < 300  # each attempt died mid-batch
+        _run(_shuffled_copy(spark, brook_process, proxy.url, checkpoint))
+    finally:
+        proxy.close()
+    copied = [fields for _, fields in b.xrange("out")]
+    assert all(list(fields) == [b"n"] for fields in copied)
+    counts = Counter(int(fields[b"n"]) for fields in copied)
+    missing = [n for n in range(300) if n not in counts]
+    twice = sorted(n for n, count in counts.items() if count > 1)
+    assert (missing, twice) == ([], [])
+    assert len(copied) == 300
 
 
 def test_stream_group_lag_follows_the_pipeline(spark, r, server, tmp_path):

@@ -5,25 +5,28 @@ or read per row (``streamColumn``); the fields are the other columns (or the ent
 ``fields`` map column); ``maxlen``/``minid`` trim as the entries go in.
 
 Exactly-once (``deliveryGuarantee=exactly-once``, the default for streaming writes) uses XADD
-IDMP: the producer ID names the query, the batch, the partition and a block of 10,000 rows, the
-idempotent ID is the row's position in the block. A micro-batch that Spark replays after a
-failure has the same batch ID and the same rows in each partition, so every XADD of the replay
-returns the entry the first attempt added and adds nothing. The sink raises each target
-stream's ``IDMP-MAXSIZE`` to 10,000 (one block never evicts its own IDs) and
-``IDMP-DURATION`` to ``idmpDuration`` seconds (default 3600: how long after a failure a replay
-is still recognised) with XCFGSET, once, when they are lower. Servers without IDMP (Redis
+IDMP with IDs that do not depend on the order of the rows (:mod:`brook.spark.idempotency`):
+the producer ID names the query, the batch, the partition and a block; the idempotent ID is a
+digest of the row's fields. A micro-batch that Spark replays after a failure has the same batch
+ID and the same rows in each partition, in any order, so every XADD of the replay that the
+first attempt had sent returns that attempt's entry and adds nothing. A stream that has no
+deduplication history yet gets ``IDMP-MAXSIZE`` 10,000 and ``IDMP-DURATION`` ``idmpDuration``
+seconds (default 3600: how long after a failure a replay is still recognised) with XCFGSET; one
+that has history keeps its settings, as XCFGSET would forget it. Servers without IDMP (Redis
 before 8.6) get at-least-once only: asking them for exactly-once is an error saying so.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import hiredis
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -31,7 +34,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import MapType, StructType
 
-from brook.spark import ids
+from brook.spark import idempotency, ids
 from brook.spark.connection import (
     ConnectionOptions,
     ConnectorError,
@@ -46,6 +49,8 @@ AT_LEAST_ONCE = "at-least-once"
 IDMP_BLOCK = 10_000  # rows per IDMP producer: Redis's largest IDMP-MAXSIZE
 DEFAULT_IDMP_DURATION = 3600
 DEFAULT_PIPELINE = 1000
+
+log = logging.getLogger("brook.spark")
 
 
 @dataclass
@@ -90,9 +95,6 @@ class _Sink:
                                  f"got {self.guarantee!r}")
         self.idmp_duration = int_option(options, "idmpDuration", DEFAULT_IDMP_DURATION, 1)
         self.pipeline = int_option(options, "pipelineSize", DEFAULT_PIPELINE, 1)
-        # Fault injection for tests of recovery: the first task of the query (or write) that
-        # has written this many rows fails, once (0 = never).
-        self.fail_after = int_option(options, "testFailAfterRows", 0, 0)
         if self.guarantee == EXACTLY_ONCE:
             self.check_idmp()
 
@@ -108,56 +110,58 @@ class _Sink:
         finally:
             client.close()
 
-    def write(self, batches: Iterator[pa.RecordBatch], task: tuple[str, str],
-              exactly_once: bool) -> WriteResult:
-        """XADD every row of ``batches``, ``pipelineSize`` commands per write; exactly-once,
-        each XADD carries IDMP ``<task>:<block>`` ``<row in block>`` (``task``: this piece of
-        work, named the same on every attempt, and the write or query it belongs to)."""
-        producer = task[0] if exactly_once else None
+    def write(self, batches: Iterator[pa.RecordBatch], producer: str | None) -> WriteResult:
+        """XADD every row of ``batches``, ``pipelineSize`` commands per round trip. With a
+        ``producer`` (exactly-once: this piece of work, named the same on every attempt), the
+        whole partition is read first, as its rows' IDs depend on all of them
+        (:mod:`brook.spark.idempotency`); at-least-once writes each batch as it comes."""
         wire = Wire(self.connection)
-        configured: set[bytes] = set()
-        trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
-        written = 0
         try:
+            if producer is None:
+                written = 0
+                for batch in batches:
+                    keys = self._targets(batch)
+                    bodies, counts = self._bodies(batch)
+                    self._send(wire, keys, bodies, counts, None)
+                    written += len(keys)
+                return WriteResult(written)
+            keys, bodies, counts = [], [], []
             for batch in batches:
-                keys = self._targets(batch)
-                bodies, nfields = self._bodies(batch)
-                low, rows = 0, batch.num_rows
-                while low < rows:
-                    high = min(low + self.pipeline, rows)
-                    due = self.fail_after - written  # rows until an injected failure
-                    if self.fail_after and 0 < due < high - low:
-                        high = low + due
-                    commands = []
-                    for i in range(low, high):
-                        key, count = keys[i], nfields[i]
-                        if not count:
-                            raise ConnectorError("a row has no non-null field to write; a "
-                                                 "stream entry needs at least one")
-                        idmp = b""
-                        if producer is not None:
-                            if key not in configured:
-                                self._configure_idmp(wire, key)
-                                configured.add(key)
-                            block, position = divmod(written + i - low, IDMP_BLOCK)
-                            pid = f"{producer}:{block}".encode()
-                            iid = b"%d" % position
-                            idmp = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
-                                len(pid), pid, len(iid), iid)
-                        argc = 3 + len(self.trim) + (3 if idmp else 0) + 2 * count
-                        commands.append(
-                            b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
-                            % (argc, len(key), key, trim, idmp, bodies[i]))
-                    wire.sock.sendall(b"".join(commands))
-                    self._check(keys[low:high], wire.replies(len(commands)))
-                    written += high - low
-                    if written == self.fail_after and self._fail_now(wire, task[1]):
-                        raise RuntimeError(f"injected failure after {written} rows (option "
-                                           f"testFailAfterRows)")
-                    low = high
+                keys += self._targets(batch)
+                more_bodies, more_counts = self._bodies(batch)
+                bodies += more_bodies
+                counts += more_counts
+            iids = idempotency.row_ids(keys, bodies)
+            sizes = {key: self._prepare_idmp(wire, key) for key in dict.fromkeys(keys)}
+            pids = [b"%b:%d" % (producer.encode(), block)
+                    for block in idempotency.blocks(keys, iids, sizes)]
+            self._send(wire, keys, bodies, counts, (pids, iids))
+            return WriteResult(len(keys))
         finally:
             wire.close()
-        return WriteResult(written)
+
+    def _send(self, wire: Wire, keys: list[bytes], bodies: list[bytes], counts: list[int],
+              idmp: tuple[list[bytes], list[bytes]] | None) -> None:
+        """The XADDs of these rows, pipelined; ``idmp``: each row's producer and iid."""
+        trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
+        argc = 3 + len(self.trim) + (3 if idmp is not None else 0)
+        for low in range(0, len(keys), self.pipeline):
+            high = min(low + self.pipeline, len(keys))
+            commands = []
+            for i in range(low, high):
+                key, count = keys[i], counts[i]
+                if not count:
+                    raise ConnectorError("a row has no non-null field to write; a stream "
+                                         "entry needs at least one")
+                option = b""
+                if idmp is not None:
+                    pid, iid = idmp[0][i], idmp[1][i]
+                    option = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
+                        len(pid), pid, len(iid), iid)
+                commands.append(b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
+                                % (argc + 2 * count, len(key), key, trim, option, bodies[i]))
+            wire.sock.sendall(b"".join(commands))
+            self._check(keys[low:high], wire.replies(len(commands)))
 
     @staticmethod
     def _check(keys: list[bytes], replies: list[object]) -> None:
@@ -166,28 +170,52 @@ class _Sink:
             if type(reply) is not bytes:
                 raise ConnectorError(f"XADD to {key.decode('utf-8', 'replace')} failed: {reply}")
 
-    @staticmethod
-    def _fail_now(wire: Wire, scope: str) -> bool:
-        """Whether the injected failure is still to happen (it happens once per scope)."""
-        return wire.call("SET", f"__brook_spark_failed__:{scope}", 1, "NX") == b"OK"
-
-    def _configure_idmp(self, wire: Wire, key: bytes) -> None:
-        """Raise the stream's IDMP limits to what exactly-once needs (creating the stream,
-        empty, if it does not exist yet: XCFGSET needs one)."""
-        if not wire.call("EXISTS", key):
-            wire.sock.sendall(encode("XGROUP", "CREATE", key, "__brook_spark__", "$",
-                                     "MKSTREAM") + encode("XGROUP", "DESTROY", key,
-                                                          "__brook_spark__"))
-            for reply in wire.replies(2):  # an empty stream, no entry and no group left
-                if isinstance(reply, hiredis.ReplyError) and "BUSYGROUP" not in str(reply):
-                    raise ConnectorError(f"cannot create stream {key!r}: {reply}")
-        info = wire.call("XINFO", "STREAM", key)
-        details = dict(zip(info[::2], info[1::2], strict=True))  # type: ignore[index]
-        maxsize = int(details.get(b"idmp-maxsize", 0))
-        duration = int(details.get(b"idmp-duration", 0))
-        if maxsize < IDMP_BLOCK or duration < self.idmp_duration:
-            wire.call("XCFGSET", key, "IDMP-DURATION", max(self.idmp_duration, duration),
-                      "IDMP-MAXSIZE", IDMP_BLOCK)
+    def _prepare_idmp(self, wire: Wire, key: bytes) -> int:
+        """Make the stream ready for exactly-once writes; returns the block size to use (its
+        IDMP-MAXSIZE). XCFGSET forgets every producer's history (Redis 8.6's rule), so it is
+        sent only to a stream that has none: a new stream (created empty here, XCFGSET needs
+        one) or one whose IDs have all expired. The check and the change are one transaction
+        (WATCH): another task that writes meanwhile makes it start over. A stream whose
+        history is in use keeps its settings; a shorter window than asked is logged."""
+        while True:
+            wire.call("WATCH", key)
+            info = _stream_info(wire, key)
+            if info is None:
+                steps = [("XGROUP", "CREATE", key, "__brook_spark__", "$", "MKSTREAM"),
+                         ("XGROUP", "DESTROY", key, "__brook_spark__")]
+                maxsize = duration = 0
+            elif int(info.get(b"iids-tracked", 0)):
+                wire.call("UNWATCH")
+                maxsize = int(info[b"idmp-maxsize"])
+                duration = int(info[b"idmp-duration"])
+                if duration < self.idmp_duration:
+                    log.warning(
+                        "stream %s keeps idempotent IDs %d s, less than idmpDuration=%d: "
+                        "changing it (XCFGSET) would forget the IDs that recognise a replay, "
+                        "so the sink leaves it", key.decode("utf-8", "replace"), duration,
+                        self.idmp_duration)
+                return maxsize
+            else:
+                steps = []
+                maxsize = int(info.get(b"idmp-maxsize", 0))
+                duration = int(info.get(b"idmp-duration", 0))
+            if maxsize < IDMP_BLOCK or duration < self.idmp_duration:
+                steps.append(("XCFGSET", key, "IDMP-DURATION", max(self.idmp_duration, duration),
+                              "IDMP-MAXSIZE", IDMP_BLOCK))
+            if not steps:
+                wire.call("UNWATCH")
+                return maxsize
+            wire.sock.sendall(b"".join(encode(*step) for step in
+                                       [("MULTI",), *steps, ("EXEC",)]))
+            *queued, done = wire.replies(len(steps) + 2)
+            if done is None:
+                continue  # the stream changed since WATCH: look again
+            failed = [reply for reply in (*queued, *done)  # type: ignore[misc]
+                      if isinstance(reply, hiredis.ReplyError)]
+            if failed:
+                raise ConnectorError(f"cannot prepare stream {key!r} for exactly-once "
+                                     f"writes: {failed[0]}")
+            return IDMP_BLOCK
 
     def _targets(self, batch: pa.RecordBatch) -> list[bytes]:
         if self.stream_column is None:
@@ -231,6 +259,17 @@ class _Sink:
         return bodies, [constant + n for n in counts]
 
 
+def _stream_info(wire: Wire, key: bytes) -> dict[bytes, object] | None:
+    """XINFO STREAM as a dict, None when the key does not exist."""
+    wire.sock.sendall(encode("XINFO", "STREAM", key))
+    (reply,) = wire.replies(1)
+    if isinstance(reply, hiredis.ReplyError):
+        if "no such key" in str(reply):
+            return None
+        raise ConnectorError(f"XINFO STREAM {key!r} failed: {reply}")
+    return dict(zip(reply[::2], reply[1::2], strict=True))  # type: ignore[index]
+
+
 def _encode_maps(maps: list) -> tuple[list[bytes], list[int]]:
     """A map column's rows, encoded as field/value pairs (null keys or values left out)."""
     encoded, counts = [], []
@@ -271,29 +310,26 @@ def _texts(column: pa.Array) -> list[bytes | None]:
     return [None if v is None else _bytes(v) for v in column.to_pylist()]
 
 
-def _task_key(write_id: str | None) -> tuple[str, str]:
-    """This task's piece of work, the same on every attempt (the IDMP producer): the
-    streaming query, micro-batch and partition, or for a batch write the ``writeId`` option
-    and the partition; and the query or write it is part of."""
-    from pyspark import TaskContext
-
+def _producer(write_id: str | None) -> str:
+    """This task's piece of work, named the same on every attempt (the IDMP producer, before
+    the block number): the streaming query, micro-batch and partition, or for a batch write
+    the ``writeId`` option and the partition. Never the attempt: a replay must match."""
     context = TaskContext.get()
     if context is None:
         raise ConnectorError("the brook sink must run inside a Spark task")
     if write_id is not None:
-        return f"spark-write:{write_id}:{context.partitionId()}", f"spark-write:{write_id}"
+        return f"spark-write:{write_id}:{context.partitionId()}"
     query = context.getLocalProperty("sql.streaming.queryId")
     batch = context.getLocalProperty("streaming.sql.batchId")
-    if query is None or batch is None:  # at-least-once batch write without writeId
-        stage = f"spark-stage:{context.stageId()}"
-        return f"{stage}:{context.partitionId()}:{context.attemptNumber()}", stage
-    return f"spark:{query}:{batch}:{context.partitionId()}", f"spark:{query}"
+    if query is None or batch is None:
+        raise ConnectorError("exactly-once streaming writes need Spark's query and batch IDs")
+    return f"spark:{query}:{batch}:{context.partitionId()}"
 
 
 class BatchWriter(DataSourceArrowWriter):
     """``df.write``: at-least-once by default. Exactly-once needs ``writeId``, a name for this
-    write: running the same write again (same ``writeId``, same rows per partition), for
-    instance after a failed job, adds nothing twice."""
+    write: running the same write again (same ``writeId``, same rows per partition, in any
+    order), for instance after a failed job, adds nothing twice."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.sink = _Sink(options, schema, streaming=False)
@@ -304,8 +340,7 @@ class BatchWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
         exactly_once = self.sink.guarantee == EXACTLY_ONCE
-        return self.sink.write(iterator, _task_key(self.write_id if exactly_once else None),
-                               exactly_once)
+        return self.sink.write(iterator, _producer(self.write_id) if exactly_once else None)
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -313,7 +348,8 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.sink = _Sink(options, schema, streaming=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
-        return self.sink.write(iterator, _task_key(None), self.sink.guarantee == EXACTLY_ONCE)
+        exactly_once = self.sink.guarantee == EXACTLY_ONCE
+        return self.sink.write(iterator, _producer(None) if exactly_once else None)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Nothing to finish: every entry is in the stream once the tasks return."""
