@@ -13,7 +13,10 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
@@ -223,17 +226,21 @@ def test_batch_round_trip_keeps_types_through_a_user_schema(spark, r, server):
 
 
 def _stream_query(spark, server: ServerProcess, checkpoint: Path, sink_stream: str,
-                  **options: object):
-    """Copy streams to ``sink_stream`` on the same server (exactly-once where it has IDMP)."""
+                  sink: dict[str, object] | None = None, **options: object):
+    """Copy streams to ``sink_stream`` on the same server (exactly-once where it has IDMP);
+    ``options`` go to the source, ``sink`` to the sink."""
     reader = spark.readStream.format("brook").option("port", server.port)
     for name, value in options.items():
         reader = reader.option(name, str(value))
     guarantee = "exactly-once" if server.kind == "brook" or server.version >= (8, 6) \
         else "at-least-once"
-    return (reader.load().selectExpr("stream AS source", "id AS source_id", "fields['n'] AS n")
-            .writeStream.format("brook").option("port", server.port)
-            .option("stream", sink_stream).option("deliveryGuarantee", guarantee)
-            .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
+    writer = (reader.load().selectExpr("stream AS source", "id AS source_id", "fields['n'] AS n")
+              .writeStream.format("brook").option("port", server.port)
+              .option("stream", sink_stream).option("deliveryGuarantee", guarantee))
+    for name, value in (sink or {}).items():
+        writer = writer.option(name, str(value))
+    return (writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+            .start())
 
 
 def _run(query) -> list[int]:
@@ -314,6 +321,36 @@ def test_stream_sink_exactly_once_when_a_batch_is_replayed(spark, b, brook_proce
     assert b.xlen("out") == 40  # replayed, nothing added twice
     info = b.execute_command("XINFO", "STREAM", "out")
     assert dict(zip(info[::2], info[1::2], strict=True))[b"iids-duplicates"] == 15
+
+
+def _idmp(client: redis.Redis, key: str) -> tuple[int, int, int, int]:
+    info = client.execute_command("XINFO", "STREAM", key)
+    details = dict(zip(info[::2], info[1::2], strict=True))
+    return tuple(details[name] for name in (  # type: ignore[return-value]
+        b"idmp-duration", b"idmp-maxsize", b"iids-tracked", b"iids-duplicates"))
+
+
+def test_a_restart_asking_for_a_longer_window_keeps_the_history(spark, b, brook_process,
+                                                                  tmp_path):
+    """XCFGSET forgets a stream's deduplication history (Redis's rule), so the sink changes
+    the settings of a stream with no history only: a query restarted with a larger
+    idmpDuration still recognises the replay of its unfinished batch."""
+    fill(b, "in", 40)
+    checkpoint = tmp_path / "ck"
+    options = {"streams": "in", "startingOffsets": "earliest", "maxEntriesPerTrigger": 25}
+    assert _run(_stream_query(spark, brook_process, checkpoint, "out", **options)) == [25, 15]
+    assert _idmp(b, "out") == (3600, 10000, 40, 0)  # a new stream: set up for the sink
+    _forget_commit(checkpoint, 1)
+    longer = {"idmpDuration": 7200}
+    assert _run(_stream_query(spark, brook_process, checkpoint, "out", longer,
+                              **options)) == [15]
+    assert b.xlen("out") == 40
+    assert _idmp(b, "out") == (3600, 10000, 40, 15)  # the history is in use: left alone
+    # A stream whose history is empty gets the longer window.
+    b.xadd("fresh", {"f": "v"})
+    assert _run(_stream_query(spark, brook_process, tmp_path / "ck2", "fresh", longer,
+                              **options)) == [25, 15]
+    assert _idmp(b, "fresh")[:3] == (7200, 10000, 40)
 
 
 def _in_random_order(batches: Iterator) -> Iterator:
@@ -440,8 +477,6 @@ def test_the_clickstream_example_runs_end_to_end(tmp_path):
     """examples/clickstream.py as a user runs it (its own server and Spark session): every
     finished minute reaches Parquet and the results stream, and the dashboard group reads
     them all; the job's group on the input has nothing left to read."""
-    import subprocess
-
     script = Path(__file__).parent.parent / "examples" / "clickstream.py"
     done = subprocess.run([sys.executable, str(script), "--events", "3000", "--minutes", "3",
                            "--output", str(tmp_path)], capture_output=True, text=True,
@@ -455,3 +490,73 @@ def test_the_clickstream_example_runs_end_to_end(tmp_path):
     assert read.startswith(f"dashboard: {rows} per-minute counts") and read.endswith("lag 0")
     counts = [int(line.split()[-1]) for line in lines if line.startswith("  ")]
     assert len(counts) == rows and sum(counts) <= 3000
+
+
+# -- the driver killed (-9) mid-batch and between commit steps -----------------------------------
+
+
+def _driver(brook_process: ServerProcess, sink_url: str, checkpoint: Path, log: Path,
+            *extra: str) -> subprocess.Popen:
+    """tests/spark_job.py in its own process group (the JVM and Python workers die with it)."""
+    script = Path(__file__).parent / "spark_job.py"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, str(script), "--source-port", str(brook_process.port),
+             "--sink-url", sink_url, "--checkpoint", str(checkpoint), *extra],
+            stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
+def _kill(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+
+
+def _wait_for(condition, what: str, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 240
+    while not condition():
+        assert process.poll() is None, f"the driver ended before {what}: {log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"no {what} in time"
+        time.sleep(0.05)
+
+
+def test_killed_driver_mid_batch_and_in_commit_then_restart_is_exactly_once(b, brook_process,
+                                                                              tmp_path):
+    """The driver process is killed twice: while the sink is stuck mid-batch (a proxy holds
+    its connection after 150 XADDs), then while it commits the replayed batch (all its rows
+    written, the commit record not). The third run finishes: every row exactly once, and
+    the group shows what Spark committed at every point."""
+    fill(b, "in", 400)
+    checkpoint, log = tmp_path / "ck", tmp_path / "driver.log"
+    proxy = CuttingProxy(brook_process.port)
+
+    def group() -> tuple[int, int]:
+        (info,) = b.execute_command("XINFO", "GROUPS", "in")
+        details = dict(zip(info[::2], info[1::2], strict=True))
+        return details[b"entries-read"], details[b"lag"]
+
+    try:
+        proxy.cut_after(150, hold=True)  # the planning probe, batch 0, half of batch 1
+        driver = _driver(brook_process, proxy.url, checkpoint, log)
+        _wait_for(proxy.held.is_set, "stuck sink", driver, log)
+        _kill(driver)
+        proxy.release()
+        proxy.heal()
+        assert 100 < b.xlen("out") < 200
+        assert group() == (100, 300)  # batch 0 committed, batch 1 not
+        held = tmp_path / "held"
+        driver = _driver(brook_process, proxy.url, checkpoint, log,
+                         "--hold-commit", "1", "--held", str(held))
+        _wait_for(held.exists, "commit of batch 1", driver, log)
+        _kill(driver)
+        assert b.xlen("out") == 200  # batch 1 replayed in another order: nothing twice
+        assert not (checkpoint / "commits" / "1").exists()
+        assert group() == (100, 300)
+        driver = _driver(brook_process, proxy.url, checkpoint, log)
+        assert driver.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        proxy.close()
+    counts = Counter(int(fields[b"n"]) for _, fields in b.xrange("out"))
+    assert sorted(counts) == list(range(400))
+    assert set(counts.values()) == {1}
+    assert group() == (400, 0)
