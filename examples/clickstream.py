@@ -13,8 +13,9 @@
 4. A consumer group ``dashboard`` reads ``page-counts`` with XREADGROUP and acknowledges.
 
 On a cluster the same job runs unchanged with ``spark-submit --master <cluster>`` and the
-``--url`` of a Brook server the executors can reach: reads happen in the executors (one task
-per stream range), the driver only plans offsets.
+``--url`` of a Brook server the executors can reach (the source and the sink get only that
+URL): reads and writes happen in the executors, the driver only plans offsets. Without
+spark-submit (or ``--master``) it runs on ``local[2]``.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def generate(client: redis.Redis, events: int, minutes: int) -> None:
     print(f"generator: {events} clicks in 'clicks' over {minutes} minutes of event time")
 
 
-def run_job(url: str, output: Path) -> None:
+def run_job(url: str, output: Path, master: str | None) -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     from pyspark.sql import SparkSession
@@ -76,10 +77,14 @@ def run_job(url: str, output: Path) -> None:
 
     import brook.spark
 
-    spark = (SparkSession.builder.master("local[2]").appName("clickstream")
-             .config("spark.ui.showConsoleProgress", "false")
+    builder = SparkSession.builder.appName("clickstream")
+    # spark-submit starts the JVM first and hands its port over: its --master then applies.
+    if master is not None or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master(master or "local[2]")
+    spark = (builder.config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    print(f"job: Spark master {spark.sparkContext.master}")
     spark.sparkContext.setLogLevel("ERROR")
     brook.spark.register(spark)
     def per_minute_counts(group: str | None):  # type: ignore[no-untyped-def]
@@ -127,7 +132,10 @@ def dashboard(client: redis.Redis) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, help="a running Brook server (default: start one)")
+    parser.add_argument("--url", help="a running Brook server, redis://host:port/db (default: "
+                        "start one)")
+    parser.add_argument("--port", type=int, help="a running Brook server on 127.0.0.1")
+    parser.add_argument("--master", help="Spark master (default: spark-submit's, or local[2])")
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--minutes", type=int, default=5)
     parser.add_argument("--output", type=Path, help="Parquet and checkpoints (default: temp)")
@@ -135,14 +143,17 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="brook-clickstream-"))
     output = options.output or workdir / "output"
     server = None
-    port = options.port
-    if port is None:
+    url = options.url
+    if url is None and options.port is not None:
+        url = f"redis://127.0.0.1:{options.port}/0"
+    if url is None:
         server, port = start_brook(workdir)
+        url = f"redis://127.0.0.1:{port}/0"
         print(f"brook: started on port {port}")
     try:
-        client = redis.Redis(port=port, decode_responses=False)
+        client = redis.Redis.from_url(url, decode_responses=False)
         generate(client, options.events, options.minutes)
-        run_job(f"redis://127.0.0.1:{port}/0", output)
+        run_job(url, output, options.master)
         dashboard(client)
     finally:
         if server is not None:

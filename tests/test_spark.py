@@ -473,23 +473,48 @@ def test_real_redis_without_idmp_refuses_exactly_once(spark, real, redis_process
          .option("deliveryGuarantee", "exactly-once").mode("append").save())
 
 
-def test_the_clickstream_example_runs_end_to_end(tmp_path):
-    """examples/clickstream.py as a user runs it (its own server and Spark session): every
-    finished minute reaches Parquet and the results stream, and the dashboard group reads
-    them all; the job's group on the input has nothing left to read."""
-    script = Path(__file__).parent.parent / "examples" / "clickstream.py"
-    done = subprocess.run([sys.executable, str(script), "--events", "3000", "--minutes", "3",
-                           "--output", str(tmp_path)], capture_output=True, text=True,
-                          timeout=500)
+EXAMPLE = Path(__file__).parent.parent / "examples" / "clickstream.py"
+
+
+def _check_example_output(done: subprocess.CompletedProcess) -> None:
+    """Every finished minute reached Parquet and the results stream, the dashboard group
+    read them all, and the job's group on the input has nothing left to read."""
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    written = next(line for line in lines if line.startswith("job:"))
+    written = next(line for line in lines if line.startswith("job: finished"))
     read = next(line for line in lines if line.startswith("dashboard:"))
     rows = int(written.split(" and ")[1].split()[0])
     assert rows >= 5  # the watermark has closed one whole minute at least: its five pages
     assert read.startswith(f"dashboard: {rows} per-minute counts") and read.endswith("lag 0")
     counts = [int(line.split()[-1]) for line in lines if line.startswith("  ")]
     assert len(counts) == rows and sum(counts) <= 3000
+
+
+def test_the_clickstream_example_runs_end_to_end(tmp_path):
+    """examples/clickstream.py as a user runs it (its own server and Spark session)."""
+    done = subprocess.run([sys.executable, str(EXAMPLE), "--events", "3000", "--minutes", "3",
+                           "--output", str(tmp_path)], capture_output=True, text=True,
+                          timeout=500)
+    _check_example_output(done)
+    assert "job: Spark master local[2]" in done.stdout
+
+
+def test_the_example_submitted_to_a_standalone_cluster(b, brook_process, tmp_path):
+    """A master and two workers from the pyspark package; the example submitted with
+    spark-submit, reaching Brook by the url option only. Both workers ran executors."""
+    from bench.spark_cluster import spark_env, spark_submit, standalone_cluster
+
+    url = f"redis://127.0.0.1:{brook_process.port}/0"
+    with standalone_cluster(tmp_path / "cluster", workers=2) as master:
+        done = subprocess.run(
+            [spark_submit(), "--master", master, "--conf", "spark.executor.memory=1g",
+             "--conf", f"spark.pyspark.python={sys.executable}", str(EXAMPLE), "--url", url,
+             "--events", "3000", "--minutes", "3", "--output", str(tmp_path / "out")],
+            env=spark_env(), capture_output=True, text=True, timeout=600)
+    _check_example_output(done)
+    assert f"job: Spark master {master}" in done.stdout
+    for worker in ("worker-0", "worker-1"):
+        assert list((tmp_path / "cluster" / worker).glob("app-*/*/stderr")), worker
 
 
 # -- the driver killed (-9) mid-batch and between commit steps -----------------------------------
