@@ -1,8 +1,9 @@
 """The Spark connector's throughput, against Brook and real Redis in one run.
 
-    python -m bench.spark [--entries 1000000] [--repeat 2] [--servers brook,redis]
+    python -m bench.spark [--entries 1000000] [--repeat 2] [--servers brook,redis] [--cluster]
 
-Rows (local[2], one SparkSession, each server filled with the same sensor readings as the
+Rows (local[2], and with ``--cluster`` again on a standalone cluster of two one-core workers
+started from the pyspark package; each server filled with the same sensor readings as the
 stream benchmark):
 
 * batch read: ``spark.read.format("brook") ... .count()`` of the whole stream (entries/s);
@@ -27,19 +28,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.run import SERVERS, markdown_table, print_row, start_targets, stop_targets
+from bench.spark_cluster import standalone_cluster
 from bench.streams import KEY, Connection, fill, sensor_batches
 
 TRIGGER_ROWS = 200_000
 
 
-def _session():  # type: ignore[no-untyped-def]
+def _session(master: str = "local[2]"):  # type: ignore[no-untyped-def]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     from pyspark.sql import SparkSession
 
     import brook.spark
 
-    spark = (SparkSession.builder.master("local[2]").appName("brook-bench")
+    spark = (SparkSession.builder.master(master).appName("brook-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -63,8 +65,9 @@ def _has_idmp(port: int) -> bool:
         client.close()
 
 
-def _in_process(port: int, entries: int) -> tuple[float, float]:
-    """(XRANGE pages -> Arrow entries/s, Arrow -> XADD rows/s) in this process, no Spark."""
+def _in_process(port: int, entries: int, idmp: bool) -> tuple[float, float, float | None]:
+    """(XRANGE pages -> Arrow entries/s, Arrow -> XADD rows/s, the same exactly-once) in this
+    process, no Spark."""
     import pyarrow as pa
     from pyspark.sql.types import (
         DoubleType,
@@ -96,9 +99,51 @@ def _in_process(port: int, entries: int) -> tuple[float, float]:
                                StructField("temp", DoubleType()), StructField("hum", LongType())])
     sink = _Sink({"port": str(port), "stream": "bench-out", "deliveryGuarantee": "at-least-once"},
                  write_schema, False)
-    write_seconds = _timed(lambda: sink.write(
-        iter([batch.slice(i, 10_000) for i in range(0, rows, 10_000)]), ("bench", "bench"), False))
-    return entries / read_seconds, rows / write_seconds
+    slices = [batch.slice(i, 10_000) for i in range(0, rows, 10_000)]
+    write_seconds = _timed(lambda: sink.write(iter(slices), None))
+    once_seconds = None
+    if idmp:
+        once = _Sink({"port": str(port), "stream": "bench-once",
+                      "deliveryGuarantee": "exactly-once"}, write_schema, False)
+        once_seconds = _timed(lambda: once.write(iter(slices), "bench:0"))
+    return (entries / read_seconds, rows / write_seconds,
+            rows / once_seconds if once_seconds else None)
+
+
+def _measure(spark, targets: list, options: argparse.Namespace, workdir: str,  # type: ignore[no-untyped-def]
+             record: Callable[[str, str, float], None], where: str) -> None:
+    """Every Spark row, on each server, with ``spark`` (``where`` names its master)."""
+    source = spark.range(options.entries).selectExpr(
+        "CAST(id AS STRING) AS sensor", "id * 0.5 AS temp", "id % 100 AS hum").cache()
+    source.count()
+    for target in targets:
+        reader = spark.read.format("brook").option("port", target.port).option(
+            "streams", KEY.decode())
+        reader.load().count()  # warm the Python workers
+        for _ in range(options.repeat):
+            seconds = _timed(lambda reader=reader: reader.load().count())
+            record(f"batch read, count(), {where} (entries/s)", target.name,
+                   options.entries / seconds)
+            checkpoint = Path(workdir) / f"ck-{target.name}-{time.time()}"
+            query = (spark.readStream.format("brook").option("port", target.port)
+                     .option("streams", KEY.decode())
+                     .option("startingOffsets", "earliest")
+                     .option("maxEntriesPerTrigger", TRIGGER_ROWS).load()
+                     .writeStream.format("noop").trigger(availableNow=True)
+                     .option("checkpointLocation", str(checkpoint)).start())
+            seconds = _timed(query.awaitTermination)
+            record(f"streaming source, {TRIGGER_ROWS:,} per trigger, {where} (rows/s)",
+                   target.name, options.entries / seconds)
+            modes = ["at-least-once"] + (["exactly-once"] if _has_idmp(target.port) else [])
+            for mode in modes:
+                stream = f"out-{mode}-{time.time()}"
+                writer = (source.write.format("brook").option("port", target.port)
+                          .option("stream", stream).option("deliveryGuarantee", mode)
+                          .option("writeId", stream).mode("append"))
+                seconds = _timed(writer.save)
+                record(f"sink, {mode}, {where} (rows/s)", target.name,
+                       options.entries / seconds)
+    source.unpersist()
 
 
 def main() -> None:
@@ -106,9 +151,10 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--servers", default=",".join(SERVERS))
+    parser.add_argument("--cluster", action="store_true",
+                        help="also run the Spark rows on a standalone cluster of two workers")
     options = parser.parse_args()
     servers = tuple(options.servers.split(","))
-    spark = _session()
     results: dict[str, dict[str, list[float]]] = {}
 
     def record(label: str, name: str, value: float) -> None:
@@ -117,49 +163,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
         targets = start_targets(Path(workdir), ["--save", ""], servers)
         try:
-            source = spark.range(options.entries).selectExpr(
-                "CAST(id AS STRING) AS sensor", "id * 0.5 AS temp", "id % 100 AS hum").cache()
-            source.count()
             for target in targets:
                 conn = Connection(target.port)
                 fill(conn, sensor_batches(options.entries))
                 conn.close()
-                reader = spark.read.format("brook").option("port", target.port).option(
-                    "streams", KEY.decode())
-                reader.load().count()  # warm the Python workers
-                for _ in range(options.repeat):
-                    seconds = _timed(lambda reader=reader: reader.load().count())
-                    record("batch read, count() (entries/s)", target.name,
-                           options.entries / seconds)
-                    checkpoint = Path(workdir) / f"ck-{target.name}-{time.time()}"
-                    query = (spark.readStream.format("brook").option("port", target.port)
-                             .option("streams", KEY.decode())
-                             .option("startingOffsets", "earliest")
-                             .option("maxEntriesPerTrigger", TRIGGER_ROWS).load()
-                             .writeStream.format("noop").trigger(availableNow=True)
-                             .option("checkpointLocation", str(checkpoint)).start())
-                    seconds = _timed(query.awaitTermination)
-                    record(f"streaming source, {TRIGGER_ROWS:,} per trigger (rows/s)",
-                           target.name, options.entries / seconds)
-                    modes = ["at-least-once"] + (["exactly-once"] if _has_idmp(target.port)
-                                                 else [])
-                    for mode in modes:
-                        stream = f"out-{mode}-{time.time()}"
-                        writer = (source.write.format("brook").option("port", target.port)
-                                  .option("stream", stream).option("deliveryGuarantee", mode)
-                                  .option("writeId", stream).mode("append"))
-                        seconds = _timed(writer.save)
-                        record(f"sink, {mode} (rows/s)", target.name, options.entries / seconds)
-                read_rate, write_rate = _in_process(target.port, options.entries)
+            spark = _session()
+            try:
+                _measure(spark, targets, options, workdir, record, "local[2]")
+            finally:
+                spark.stop()
+            if options.cluster:
+                with standalone_cluster(Path(workdir) / "cluster") as master:
+                    spark = _session(master)
+                    try:
+                        _measure(spark, targets, options, workdir, record, "cluster 2x1")
+                    finally:
+                        spark.stop()
+            for target in targets:
+                read_rate, write_rate, once_rate = _in_process(
+                    target.port, options.entries, _has_idmp(target.port))
                 record("  in one process: XRANGE -> Arrow (entries/s)", target.name, read_rate)
                 record("  in one process: Arrow -> XADD (rows/s)", target.name, write_rate)
+                if once_rate is not None:
+                    record("  in one process: Arrow -> XADD IDMP (rows/s)", target.name,
+                           once_rate)
         finally:
             stop_targets(targets)
-            spark.stop()
     for label, row in results.items():
         print_row(label, {name: values for name, values in row.items() if values})
     complete = {label: row for label, row in results.items() if all(row.values())}
-    print(f"\nSpark connector, {options.entries:,} entries, local[2], medians of "
+    print(f"\nSpark connector, {options.entries:,} entries, medians of "
           f"{options.repeat} (in-process rows: one pass)\n")
     print(markdown_table(complete, "measure", ""))
     for label, row in results.items():

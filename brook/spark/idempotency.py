@@ -29,27 +29,29 @@ DIGEST_SIZE = 16  # bytes: a collision among a partition's rows is out of reach 
 def row_ids(keys: list[bytes], bodies: list[bytes]) -> list[bytes]:
     """Each row's iid: the digest of its encoded fields, plus the copy number for repeats of
     an identical row to the same stream (``keys``: each row's target stream)."""
-    copies: dict[tuple[bytes, bytes], int] = {}
+    digests = [blake2b(body, digest_size=DIGEST_SIZE).digest() for body in bodies]
+    one_stream = not keys or keys.count(keys[0]) == len(keys)
+    tagged: list = digests if one_stream else list(zip(keys, digests, strict=True))
+    if len(set(tagged)) == len(tagged):
+        return digests  # no row repeats (the usual case): the digests are the IDs
+    copies: dict[object, int] = {}
     out = []
-    for key, body in zip(keys, bodies, strict=True):
-        digest = blake2b(body, digest_size=DIGEST_SIZE).digest()
-        seen = copies.get((key, digest))
-        if seen is None:
-            copies[key, digest] = 1
-            out.append(digest)
-        else:
-            copies[key, digest] = seen + 1
-            out.append(b"%b%d" % (digest, seen))
+    for tag, digest in zip(tagged, digests, strict=True):
+        seen = copies.get(tag, 0)
+        copies[tag] = seen + 1
+        out.append(b"%b%d" % (digest, seen) if seen else digest)
     return out
 
 
 def blocks(keys: list[bytes], iids: list[bytes], block_size: Mapping[bytes, int]) -> list[int]:
     """Each row's block: 0 while a stream gets no more rows than its block size, else the
     row's rank among that stream's iids divided by the size."""
+    out = [0] * len(keys)
+    if len(keys) <= min(block_size.values(), default=0):
+        return out  # no stream can have more rows than its block size
     rows_of: dict[bytes, list[int]] = {}
     for row, key in enumerate(keys):
         rows_of.setdefault(key, []).append(row)
-    out = [0] * len(keys)
     for key, rows in rows_of.items():
         size = block_size[key]
         if len(rows) <= size:

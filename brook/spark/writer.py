@@ -133,16 +133,21 @@ class _Sink:
                 counts += more_counts
             iids = idempotency.row_ids(keys, bodies)
             sizes = {key: self._prepare_idmp(wire, key) for key in dict.fromkeys(keys)}
-            pids = [b"%b:%d" % (producer.encode(), block)
-                    for block in idempotency.blocks(keys, iids, sizes)]
-            self._send(wire, keys, bodies, counts, (pids, iids))
+            placed = idempotency.blocks(keys, iids, sizes)
+            heads: dict[int, bytes] = {}  # block -> the encoded "IDMP <producer>:<block>"
+            for block in set(placed):
+                pid = b"%b:%d" % (producer.encode(), block)
+                heads[block] = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n" % (len(pid), pid)
+            options = [b"%b$%d\r\n%b\r\n" % (heads[block], len(iid), iid)
+                       for block, iid in zip(placed, iids, strict=True)]
+            self._send(wire, keys, bodies, counts, options)
             return WriteResult(len(keys))
         finally:
             wire.close()
 
     def _send(self, wire: Wire, keys: list[bytes], bodies: list[bytes], counts: list[int],
-              idmp: tuple[list[bytes], list[bytes]] | None) -> None:
-        """The XADDs of these rows, pipelined; ``idmp``: each row's producer and iid."""
+              idmp: list[bytes] | None) -> None:
+        """The XADDs of these rows, pipelined; ``idmp``: each row's encoded IDMP option."""
         trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
         argc = 3 + len(self.trim) + (3 if idmp is not None else 0)
         for low in range(0, len(keys), self.pipeline):
@@ -153,11 +158,7 @@ class _Sink:
                 if not count:
                     raise ConnectorError("a row has no non-null field to write; a stream "
                                          "entry needs at least one")
-                option = b""
-                if idmp is not None:
-                    pid, iid = idmp[0][i], idmp[1][i]
-                    option = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
-                        len(pid), pid, len(iid), iid)
+                option = b"" if idmp is None else idmp[i]
                 commands.append(b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
                                 % (argc + 2 * count, len(key), key, trim, option, bodies[i]))
             wire.sock.sendall(b"".join(commands))
