@@ -1769,6 +1769,22 @@ def test_xcfgset_clears_history_only_when_a_value_changes(r):
 
 
 @pytest.mark.min_redis(8, 6)
+def test_idmp_server_defaults_leave_a_streams_history_alone(r, set_config):
+    # Changing the server-wide defaults is not XCFGSET: a stream already deduplicating keeps
+    # its settings and every ID it remembers; a stream that starts now takes the new ones.
+    first = run(r, "XADD", "s", "IDMP", "p1", "req-1", "*", "f", "v")
+    run(r, "XADD", "s", "IDMP", "p1", "req-2", "*", "f", "v")
+    set_config("stream-idmp-duration", 5)
+    set_config("stream-idmp-maxsize", 1)
+    assert run(r, "XADD", "s", "IDMP", "p1", "req-1", "*", "f", "dup") == first
+    info = xinfo(r, "s")
+    assert [info[name] for name in (b"idmp-duration", b"idmp-maxsize", b"iids-tracked")] \
+        == [100, 100, 2]
+    run(r, "XADD", "t", "IDMP", "p1", "a", "*", "f", "v")
+    assert (xinfo(r, "t")[b"idmp-duration"], xinfo(r, "t")[b"idmp-maxsize"]) == (5, 1)
+
+
+@pytest.mark.min_redis(8, 6)
 def test_idmp_server_configs(r, set_config):
     # stream.tcl "CONFIG SET stream-idmp-duration and stream-idmp-maxsize validation"; the
     # error layout is Redis's for every bounded numeric config.
