@@ -5,8 +5,10 @@ same rows in each partition, but not in the same order: a shuffle's reduce side 
 blocks in whatever order they arrive. So nothing about a row's position may enter its ID.
 
 - The **idempotent ID** (iid) of a row is a digest of its encoded fields (name and value of
-  each, in column order), and for the k-th copy of an identical row in the same partition and
-  target stream (k > 0) that digest followed by k. A partition's multiset of rows therefore
+  each, in column order), in hex, and for the k-th copy of an identical row in the same
+  partition and target stream (k > 0) that digest followed by ``#k``. (Hex rather than raw
+  bytes: an argument that may hold a line starting like a RESP frame costs the server a
+  framing check per request.) A partition's multiset of rows therefore
   maps to one set of iids, whatever the order: the copies of a row are told apart by count,
   and which copy gets which k does not matter, as they are equal.
 - The **producer ID** names the task's piece of work (query, batch, partition) and a block. A
@@ -29,7 +31,7 @@ DIGEST_SIZE = 16  # bytes: a collision among a partition's rows is out of reach 
 def row_ids(keys: list[bytes], bodies: list[bytes]) -> list[bytes]:
     """Each row's iid: the digest of its encoded fields, plus the copy number for repeats of
     an identical row to the same stream (``keys``: each row's target stream)."""
-    digests = [blake2b(body, digest_size=DIGEST_SIZE).digest() for body in bodies]
+    digests = [blake2b(body, digest_size=DIGEST_SIZE).hexdigest().encode() for body in bodies]
     one_stream = not keys or keys.count(keys[0]) == len(keys)
     tagged: list = digests if one_stream else list(zip(keys, digests, strict=True))
     if len(set(tagged)) == len(tagged):
@@ -39,7 +41,7 @@ def row_ids(keys: list[bytes], bodies: list[bytes]) -> list[bytes]:
     for tag, digest in zip(tagged, digests, strict=True):
         seen = copies.get(tag, 0)
         copies[tag] = seen + 1
-        out.append(b"%b%d" % (digest, seen) if seen else digest)
+        out.append(b"%b#%d" % (digest, seen) if seen else digest)
     return out
 
 
