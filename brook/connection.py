@@ -48,6 +48,7 @@ class Client(Session, asyncio.Protocol):
             self.fd = sock.fileno()
             if sock.family in (socket.AF_INET, socket.AF_INET6):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _keep_alive(sock, self.server.config.tcp_keepalive)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
         self.addr = _format_address(peer)
@@ -396,3 +397,16 @@ class _Framed:
 
 
 _pack = hiredis.pack_command
+
+
+def _keep_alive(sock: socket.socket, interval: int) -> None:
+    """``tcp-keepalive`` as Redis's anetKeepAlive applies it: probes after ``interval`` idle
+    seconds, then every third of it, three unanswered probes close the connection, so a peer
+    that vanished without a FIN does not hold its client (and its parked command) forever."""
+    if interval <= 0:
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    if hasattr(socket, "TCP_KEEPIDLE"):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, interval)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, max(interval // 3, 1))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)

@@ -126,7 +126,6 @@ class Server:
         self.errorstats: dict[str, int] = {}
         self.net_input_bytes = 0
         self.net_output_bytes = 0
-        self.stat_reset_time = self.started
         self.peak_memory = 0
         self.startup_memory = 0  # measured once listening (INFO used_memory_startup)
         # (monotonic time, commands, input bytes, output bytes), one sample per cron tick.
@@ -332,7 +331,6 @@ class Server:
         self.errorstats = {}
         self.net_input_bytes = 0
         self.net_output_bytes = 0
-        self.stat_reset_time = time.time()
         self.keyspace.expired_keys = self.keyspace.hits = self.keyspace.misses = 0
         for cmd in COMMANDS.values():
             cmd.reset_stats()

@@ -358,3 +358,38 @@ def test_subcommand_errors(raw):
     assert exchange(raw, b"CLIENT ID x\r\n") == (
         b"-ERR wrong number of arguments for 'client|id' command\r\n"
     )
+
+
+def _server_side_timer(port: int, client_port: int) -> str:
+    """The kernel's timer state ("tr" in /proc/net/tcp) of the server's end of a connection:
+    ``02`` is a keepalive timer, ``00`` none."""
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].split(":")[1], 16)
+            remote_port = int(fields[2].split(":")[1], 16)
+            if local_port == port and remote_port == client_port:
+                return fields[5].split(":")[0]
+    raise AssertionError("the server's end of the connection is not in /proc/net/tcp")
+
+
+def test_tcp_keepalive_arms_probes_on_new_connections(server: ServerProcess, r: redis.Redis) -> None:
+    """With ``tcp-keepalive`` above 0 the server's socket probes an idle peer (a client that
+    vanished without a FIN is dropped); 0 leaves new connections without probes."""
+    assert r.config_get("tcp-keepalive") == {"tcp-keepalive": "300"}
+    probed = RawConnection(server.port)
+    try:
+        assert probed.call("PING") == b"PONG"
+        assert _server_side_timer(server.port, probed.sock.getsockname()[1]) == "02"
+    finally:
+        probed.close()
+    r.config_set("tcp-keepalive", 0)
+    try:
+        quiet = RawConnection(server.port)
+        try:
+            assert quiet.call("PING") == b"PONG"
+            assert _server_side_timer(server.port, quiet.sock.getsockname()[1]) == "00"
+        finally:
+            quiet.close()
+    finally:
+        r.config_set("tcp-keepalive", 300)

@@ -46,7 +46,6 @@ class LoadResult:
     def __init__(self) -> None:
         self.commands = 0
         self.loaded_bytes = 0  # the valid prefix: everything up to the last complete command
-        self.truncated = False
         self.seconds = 0.0
 
 
@@ -236,7 +235,6 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
         with open(path, "r+b") as handle:
             handle.truncate(valid)
             os.fsync(handle.fileno())
-        result.truncated = True
         result.loaded_bytes = valid
     result.seconds = time.monotonic() - started
     return result
