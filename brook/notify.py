@@ -23,8 +23,10 @@ from brook.config import (
     NOTIFY_KEYEVENT,
     NOTIFY_KEYSPACE,
     NOTIFY_LIST,
+    NOTIFY_SET,
     NOTIFY_STREAM,
     NOTIFY_STRING,
+    NOTIFY_ZSET,
 )
 
 if TYPE_CHECKING:
@@ -32,13 +34,15 @@ if TYPE_CHECKING:
     from brook.server import Server
     from brook.session import Session
 
-__all__ = ["GENERIC", "STRING", "LIST", "HASH", "STREAM", "EXPIRED", "notify", "expired",
-           "publish_event", "written"]
+__all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "notify",
+           "expired", "publish_event", "written"]
 
 GENERIC = NOTIFY_GENERIC
 STRING = NOTIFY_STRING
 LIST = NOTIFY_LIST
+SET = NOTIFY_SET
 HASH = NOTIFY_HASH
+ZSET = NOTIFY_ZSET
 STREAM = NOTIFY_STREAM
 EXPIRED = NOTIFY_EXPIRED
 

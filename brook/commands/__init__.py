@@ -18,6 +18,7 @@ FAMILIES = (
     "hashes",
     "lists",
     "list_blocking",
+    "sort",
     "streams",
     "stream_groups",
     "pubsub",
