@@ -17,7 +17,9 @@ an XREADGROUP COUNT 100 + XACK worker loop consuming a stream of ``--stream-entr
 ``xgroup_pending``: memory per pending entry; see ``bench/groups.py``), ``all`` (the default: all
 three). ``herd`` (not in ``all``): server CPU per entry delivered to 1 to 3,000 consumers parked
 on blocking XREADGROUP, a fresh server per size; ``python -m bench.herd`` for its own options.
-``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
+``sets`` (not in ``all``): SADD, SISMEMBER, ZADD, ZRANGEBYSCORE ... LIMIT 0 10 and ZPOPMIN
+under redis-benchmark, memory per member of sets and sorted sets, and a delayed-job loop (see
+``bench/sets.py``). ``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
 how the stream rows were developed before Brook had stream commands.
 """
 
@@ -40,7 +42,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import groups, herd, streams
+from bench import groups, herd, sets, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -55,6 +57,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "groups": groups.GROUP_TESTS,
     "all": DEFAULT_TESTS + streams.STREAM_TESTS + groups.GROUP_TESTS,
     "herd": herd.HERD_TESTS,
+    "sets": sets.SET_TESTS + sets.MEMORY_TESTS + (sets.DELAYED_TEST,),
 }
 SERVERS = ("brook", "redis")
 # ``--baseline DIR``: another Brook checkout (an earlier commit) run beside the two, so that a
@@ -146,7 +149,7 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
     ]
     if variant == "random":
         command += ["-r", str(RANDOM_KEYS)]
-    custom = streams.CUSTOM_TESTS.get(test)
+    custom = streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
     if custom is not None:
         custom.prepare(port)
         command += custom.command
@@ -200,6 +203,8 @@ def main() -> None:
                         help="requests per run (default: 100k at -P 1, 1M with pipelining)")
     parser.add_argument("--stream-entries", type=int, default=1_000_000,
                         help="entries in the stream of the xscan and xgroup_* tests (0 skips them)")
+    parser.add_argument("--set-members", type=int, default=1_000_000,
+                        help="members of the set/zset memory rows and jobs of delayed_jobs")
     parser.add_argument("--servers", default=",".join(SERVERS),
                         help="brook,redis (default), or one of them alone: no ratios then")
     parser.add_argument("--json", help="write the figures to this file")
@@ -217,7 +222,8 @@ def main() -> None:
     tests = options.tests.split(",") if options.tests else list(SUITES[options.suite])
     bench_tests = [test for test in tests
                    if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS
-                   and test not in herd.HERD_TESTS]
+                   and test not in herd.HERD_TESTS and test not in sets.MEMORY_TESTS
+                   and test != sets.DELAYED_TEST]
     scan = streams.SCAN_TEST in tests and options.stream_entries > 0
     worker = groups.WORKER_TEST in tests and options.stream_entries > 0
     pending = groups.PENDING_TEST in tests and options.stream_entries > 0
@@ -228,6 +234,7 @@ def main() -> None:
     cpu_results: dict[str, dict[str, list[float]]] = {}
     scan_results: dict[str, dict[str, list[float]]] = {}
     group_results: dict[str, dict[str, list[float]]] = {}
+    set_results: dict[str, dict[str, list[float]]] = {}
     herd_runs: list[herd.HerdRun] = []
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
@@ -278,6 +285,23 @@ def main() -> None:
                     options.stream_entries, print_row)
             finally:
                 stop_targets(targets)
+        for test in (t for t in tests if t in sets.MEMORY_TESTS):
+            # A fresh pair per row: Brook's used_memory is its RSS, which never shrinks.
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
+            try:
+                set_results |= sets.memory_row(
+                    test, {target.name: target.port for target in targets},
+                    options.set_members, print_row)
+            finally:
+                stop_targets(targets)
+        if sets.DELAYED_TEST in tests:
+            targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
+            try:
+                set_results |= sets.delayed_rows(
+                    {target.name: target.port for target in targets}, options.set_members,
+                    print_row)
+            finally:
+                stop_targets(targets)
         if herd.HERD_TEST in tests:  # a fresh server per size and server, started by bench.herd
             herd_runs = herd.run_herd(list(herd.DEFAULT_SIZES), herd.DEFAULT_ENTRIES, servers,
                                       Path(workdir), options.repeat, options.baseline)
@@ -305,6 +329,12 @@ def main() -> None:
               f"memory: one pass per server. The ratio column means nothing on the CPU rows.")
         print()
         print(markdown_table(group_results, "measure", ""))
+    if set_results:
+        print()
+        print("Sets and sorted sets: memory (used_memory growth per member, one fill per server, "
+              "a fresh pair per row) and the delayed-job loop (one client).")
+        print()
+        print(markdown_table(set_results, "measure", ""))
     if herd_runs:
         print()
         print(f"Thundering herd: {herd.DEFAULT_ENTRIES:,} XADDs one at a time, N consumers parked "
@@ -313,7 +343,8 @@ def main() -> None:
         print(herd.table(herd_runs, servers))
     if options.json:
         Path(options.json).write_text(json.dumps(
-            results | scan_results | group_results | herd.rows(herd_runs), indent=2))
+            results | scan_results | group_results | set_results | herd.rows(herd_runs),
+            indent=2))
 
 
 def number(value: float) -> str:

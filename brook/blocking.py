@@ -7,9 +7,10 @@ on it therefore costs N command executions, of which one delivers the entry and 
 nothing and park again: the thundering herd. Brook keeps Redis's visible behaviour and serves
 from per-key queues instead:
 
-* ``pops``: list pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) in arrival order. While the
-  list has elements, the longest-waiting client runs its command; each run takes at least one
-  element, so the work done is what was delivered.
+* ``pops``: list pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) and sorted-set pops
+  (BZPOPMIN, BZPOPMAX, BZMPOP) in arrival order. While the key has elements of the type a
+  client pops, the longest-waiting such client runs its command; each run takes at least one
+  element, so the work done is what was delivered (k new members serve at most k clients).
 * ``groups``: XREADGROUP ``>`` readers, one FIFO per consumer group. While the group has entries
   it has not delivered, the first reader of that group runs its command and takes what its
   COUNT allows; k new entries serve at most k readers of each group. The other readers are not
@@ -51,7 +52,10 @@ UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 # timed out or gone) outnumber the live ones by this much.
 _HEAP_SLACK = 64
 
-POP, READ, GROUP = 0, 1, 2  # what a waiter waits for
+POP, READ, GROUP, ZPOP = 0, 1, 2, 3  # what a waiter waits for (ZPOP: sorted-set pops)
+# The type of value each kind of pop waits for: a waiter is served only by a key of its type
+# (Redis's handleClientsBlockedOnKey); any other type leaves it parked.
+_POPPED_TYPE = {POP: "list", ZPOP: "zset"}
 
 
 class Waiter:
@@ -121,7 +125,7 @@ class Blocking:
             if waiters is None:
                 waiters = db.blocking[key] = KeyWaiters()
             assert isinstance(waiters, KeyWaiters)
-            if waiter.kind == POP:
+            if waiter.kind == POP or waiter.kind == ZPOP:
                 waiters.pops[waiter] = None
             elif waiter.kind == GROUP:
                 assert waiter.group is not None
@@ -158,7 +162,7 @@ class Blocking:
             waiters = db.blocking.get(key)
             if not isinstance(waiters, KeyWaiters):
                 continue
-            if waiter.kind == POP:
+            if waiter.kind == POP or waiter.kind == ZPOP:
                 waiters.pops.pop(waiter, None)
             elif waiter.kind == GROUP:
                 queue = waiters.groups.get(waiter.group)  # type: ignore[arg-type]
@@ -239,7 +243,9 @@ class Blocking:
                 value = None
             kind = TYPE_NAMES.get(type(value))
             if kind == "list":
-                self._serve_pops(db, key, waiters)
+                self._serve_pops(db, key, waiters, POP)
+            elif kind == "zset":
+                self._serve_pops(db, key, waiters, ZPOP)
             elif kind == "stream":
                 self._serve_stream(db, key, waiters, value)  # type: ignore[arg-type]
             elif waiters.groups:
@@ -257,17 +263,19 @@ class Blocking:
         self.answer(waiter, reply)
         return True
 
-    def _serve_pops(self, db: Database, key: bytes, waiters: KeyWaiters) -> None:
-        """Longest waiting first, while the list has elements. A waiter that still cannot
-        move (BLMOVEM EXACTLY n with fewer than n there) keeps its place and the next one
-        gets its turn, as in Redis."""
+    def _serve_pops(self, db: Database, key: bytes, waiters: KeyWaiters, kind: int) -> None:
+        """Longest waiting first among the pops of ``kind`` (list or sorted-set pops), while
+        the key has elements of that type. A waiter that still cannot move (BLMOVEM EXACTLY n
+        with fewer than n there) keeps its place and the next one gets its turn, as in
+        Redis."""
         pops = waiters.pops
+        wanted = _POPPED_TYPE[kind]
         passed: set[Waiter] = set()
         while True:
             value = db.data.get(key)
-            if not value or TYPE_NAMES.get(type(value)) != "list":
+            if not value or TYPE_NAMES.get(type(value)) != wanted:
                 return
-            waiter = next((w for w in pops if w not in passed), None)
+            waiter = next((w for w in pops if w.kind == kind and w not in passed), None)
             if waiter is None:
                 return
             if not self._run(waiter):

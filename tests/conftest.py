@@ -158,7 +158,10 @@ def redis_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
 # Settings that tests may change with CONFIG SET; restored after every test.
 _RESTORED_SETTINGS = ("maxclients", "timeout", "slowlog-log-slower-than", "slowlog-max-len",
                       "proto-max-bulk-len", "client-query-buffer-limit", "requirepass",
-                      "hash-max-listpack-entries", "hash-max-listpack-value", "hz")
+                      "hash-max-listpack-entries", "hash-max-listpack-value", "hz",
+                      "set-max-intset-entries", "set-max-listpack-entries",
+                      "set-max-listpack-value", "zset-max-listpack-entries",
+                      "zset-max-listpack-value")
 
 
 def _reset(proc: ServerProcess) -> None:

@@ -1,4 +1,4 @@
-"""SORT and SORT_RO, checked against real Redis (after
+"""SORT and SORT_RO over lists, sets and sorted sets, checked against real Redis (after
 Redis's own tests/unit/sort.tcl): numeric and ALPHA order, BY and GET patterns (string keys,
 hash fields, ``#``, constant patterns), LIMIT windows, STORE, and the errors."""
 
@@ -21,10 +21,15 @@ def _weights(r: redis.Redis) -> None:
         r.set(f"o_{element}", f"object{element}")
 
 
-def test_numeric_sort_of_a_list(r):
+def test_numeric_sort_of_list_set_and_zset(r):
     r.rpush("l", 3, 10, -1, 2.5, 7)
     assert run(r, "SORT", "l") == [b"-1", b"2.5", b"3", b"7", b"10"]
-    assert run(r, "SORT_RO", "l", "DESC") == [b"10", b"7", b"3", b"2.5", b"-1"]
+    assert run(r, "SORT", "l", "DESC") == [b"10", b"7", b"3", b"2.5", b"-1"]
+    r.sadd("s", 5, 3, 100, 1)
+    assert run(r, "SORT", "s") == [b"1", b"3", b"5", b"100"]
+    r.zadd("z", {"30": 1, "4": 2, "200": 3})
+    assert run(r, "SORT", "z") == [b"4", b"30", b"200"]
+    assert run(r, "SORT_RO", "z", "DESC") == [b"200", b"30", b"4"]
 
 
 def test_alpha_sort_and_the_error_for_words(r):
@@ -93,12 +98,22 @@ def test_get_patterns(r):
     assert run(r, "SORT", "l", "LIMIT", 0, 1, "GET", "h_*", "GET", "o_*->x") == [None, None]
 
 
-def test_constant_by_keeps_list_order(r):
+def test_constant_by_keeps_list_and_zset_order(r):
     r.rpush("l", 3, 1, 2)
     assert run(r, "SORT", "l", "BY", "nosort") == [b"3", b"1", b"2"]
     assert run(r, "SORT", "l", "BY", "nosort", "DESC") == [b"2", b"1", b"3"]
     assert run(r, "SORT", "l", "BY", "nosort", "LIMIT", 1, 1) == [b"1"]
     assert run(r, "SORT", "l", "BY", "nosort", "DESC", "LIMIT", 1, 5) == [b"1", b"3"]
+    r.zadd("z", {"c": 1, "a": 2, "b": 3, "d": 4})
+    assert run(r, "SORT", "z", "BY", "nosort") == [b"c", b"a", b"b", b"d"]
+    assert run(r, "SORT", "z", "BY", "nosort", "DESC", "LIMIT", 1, 2) == [b"b", b"a"]
+    assert run(r, "SORT", "z", "BY", "nosort", "LIMIT", 2, 10, "GET", "#") == [b"b", b"d"]
+
+
+def test_constant_by_on_a_stored_set_sorts_alpha(r):
+    r.sadd("s", "c", "a", "b", "10")
+    assert run(r, "SORT", "s", "BY", "nosort", "STORE", "dst") == 4
+    assert r.lrange("dst", 0, -1) == [b"10", b"a", b"b", b"c"]
 
 
 def test_limit_windows(r):

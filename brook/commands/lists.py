@@ -21,6 +21,7 @@ with :func:`parse_mpop_args` (BLMPOP) and :func:`parse_direction`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -501,9 +502,12 @@ def lmovem(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_mpop_args(args: list[bytes], first_key_index: int) -> tuple[list[bytes], bool, int]:
+def parse_mpop_args(args: list[bytes], first_key_index: int,
+                    parse_where: Callable[[bytes], bool] = parse_direction,
+                    ) -> tuple[list[bytes], bool, int]:
     """LMPOP's (and BLMPOP's) ``numkeys key [key ...] LEFT | RIGHT [COUNT count]``, where
     ``numkeys`` is ``args[first_key_index - 1]``: (keys, left, count), count 1 by default.
+    ZMPOP/BZMPOP have the same shape with MIN | MAX (``parse_where``).
 
     Redis's lmpopGenericCommand order: numkeys, then the direction (a syntax error when the
     keys run past the end), then COUNT, given at most once."""
@@ -511,7 +515,7 @@ def parse_mpop_args(args: list[bytes], first_key_index: int) -> tuple[list[bytes
     where = first_key_index + numkeys
     if where >= len(args):
         raise CommandError(SYNTAX_ERROR)
-    left = parse_direction(args[where])
+    left = parse_where(args[where])
     count = -1
     position = where + 1
     while position < len(args):

@@ -12,8 +12,9 @@ server that wrote it:
   XGROUP CREATECONSUMER set both to "now");
 * ``BROOK.RESTORE-IDMP`` -- the idempotent-production history (XADD IDMP records "now" as the
   time, evicts, and counts) and its lifetime counters;
-* ``BROOK.RESTORE-ENCODING`` -- a hash Redis would report as ``hashtable`` although it is small
-  again (the conversion is one-way and depends on the loading server's limits).
+* ``BROOK.RESTORE-ENCODING`` -- a hash, set or sorted set that Redis would report with a less
+  compact encoding than its contents need (the conversions are one-way and depend on the
+  loading server's limits).
 
 They are ``write`` commands so that they are persisted and replicated like any other, they
 validate every argument before changing anything (a bad file yields an error reply, never a
@@ -33,7 +34,9 @@ from brook.protocol import resp
 from brook.types.groups import LLONG_MAX, Group
 from brook.types.hash import Hash
 from brook.types.idmp import Idmp
+from brook.types.set import SetValue
 from brook.types.stream import Stream
+from brook.types.zset import SortedSet
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -189,19 +192,23 @@ def _idmp(client: Session, stream: Stream) -> Idmp:
 
 @command(
     "brook.restore-encoding", arity=3, flags="write", keys=(1, 1, 1),
-    acl="@write @hash @slow", group="hash", since="0.1.0",
-    summary="Internal (AOF rewrite): marks a hash as converted to a hash table.",
-    syntax="key HASHTABLE",
+    acl="@write @slow", group="generic", since="0.1.0",
+    summary="Internal (AOF rewrite): gives a hash, set or sorted set the encoding it had.",
+    syntax="key HASHTABLE | LISTPACK | SKIPLIST",
 )
 def brook_restore_encoding(client: Session, args: list[bytes]) -> bytes:
-    """Redis converts a hash to a hash table one way only, so a hash that shrank keeps the
-    encoding: replaying its fields alone would report ``listpack``."""
-    if args[2].lower() != b"hashtable":
-        raise CommandError(SYNTAX_ERROR)
+    """Redis converts these types one way only, so a value that shrank keeps the encoding it
+    reached: replaying its contents alone would report a more compact one. Only a conversion
+    Redis could have made is accepted (a syntax error otherwise, nothing changed)."""
     value = client.db.lookup(args[1])
     if value is None:
         raise CommandError(NO_SUCH_KEY)
-    if type(value) is not Hash:
+    convert = getattr(value, "convert_to", None) if type(value) in _CONVERTIBLE else None
+    if convert is None:
         raise CommandError(WRONGTYPE)
-    value.is_hashtable = True
+    if not convert(args[2].lower().decode("latin-1")):
+        raise CommandError(SYNTAX_ERROR)
     return _changed(client, args[1])
+
+
+_CONVERTIBLE = (Hash, SetValue, SortedSet)

@@ -1,4 +1,4 @@
-"""SCAN and HSCAN: cursor-based iteration with Redis's guarantees.
+"""SCAN, HSCAN, SSCAN and ZSCAN: cursor-based iteration with Redis's guarantees.
 
 The cursor scheme
 -----------------
@@ -29,11 +29,11 @@ the first SCAN (or RANDOMKEY) of a database, in one O(N) pass that the iteration
 amortizes, and is kept from then on; deletions update it directly, and keys inserted
 since the previous call are exactly the newest entries of the insertion-ordered ``db.data``,
 picked up from ``reversed(db.data)`` (amortized O(1) per insertion, see
-``Database.synced_key_index``). For HSCAN, a hash small enough to be a listpack in Redis is
-returned whole with cursor 0, exactly as Redis does; a larger hash gets a field index that is
-kept between calls until the hash is written (``db.modified`` drops it), so iterating a hash
-that is being modified rebuilds the index (O(fields)) on the next call, still returning every
-field present throughout.
+``Database.synced_key_index``). For HSCAN, SSCAN and ZSCAN, a value small enough to be a
+listpack (or an intset) in Redis is returned whole with cursor 0, exactly as Redis does; a
+larger one gets a member index that is kept between calls until the value is written
+(``db.modified`` drops it), so iterating a value that is being modified rebuilds the index
+(O(members)) on the next call, still returning every member present throughout.
 
 ``COUNT`` counts elements looked at, before MATCH/TYPE filtering, so a call may return fewer (or
 no) elements with a non-zero cursor, as in Redis. Expired keys are filtered out (and deleted).
@@ -83,7 +83,8 @@ class ScanOptions:
 
     __slots__ = ("count", "matches", "type_name", "no_values")
 
-    def __init__(self, args: list[bytes], start: int, is_hash: bool) -> None:
+    def __init__(self, args: list[bytes], start: int, is_hash: bool,
+                 is_key_scan: bool = True) -> None:
         self.count = 10
         self.matches: Callable[[bytes], bool] | None = None
         self.type_name: bytes | None = None
@@ -102,7 +103,7 @@ class ScanOptions:
                 # Exactly "*" disables matching (and so also returns the empty key name).
                 self.matches = None if pattern == b"*" else glob.matcher(pattern)
                 position += 2
-            elif option == b"type" and not is_hash and has_value:
+            elif option == b"type" and is_key_scan and not is_hash and has_value:
                 self.type_name = args[position + 1].lower()
                 position += 2
             elif option == b"novalues":
@@ -114,7 +115,8 @@ class ScanOptions:
                 raise CommandError(SYNTAX_ERROR)
 
 
-def _reply(cursor: int, items: list[bytes]) -> bytes:
+def scan_reply(cursor: int, items: list[bytes]) -> bytes:
+    """Every SCAN reply: the next cursor (a bulk string) and a flat array of items."""
     parts = [b"$%d\r\n%s\r\n" % (len(item), item) for item in items]
     text = b"%d" % cursor
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(text), text, len(parts), b"".join(parts))
@@ -148,7 +150,7 @@ def scan(client: Session, args: list[bytes]) -> bytes:
         if matches is not None and not matches(key):
             continue
         candidates.append(key)
-    return _reply(cursor, _live_keys(client, candidates, type_name))
+    return scan_reply(cursor, _live_keys(client, candidates, type_name))
 
 
 def _live_keys(client: Session, candidates: list[bytes], type_name: bytes | None) -> list[bytes]:
@@ -184,7 +186,7 @@ def hscan(client: Session, args: list[bytes]) -> bytes:
     if keyspace.TYPE_NAMES.get(type(fields)) != "hash":
         raise CommandError(WRONGTYPE)
     assert isinstance(fields, dict)
-    options = ScanOptions(args, 3, is_hash=True)
+    options = ScanOptions(args, 3, is_hash=True, is_key_scan=False)
     describe = keyspace.ENCODINGS.get(type(fields))
     if describe is not None and describe(fields).startswith("listpack"):
         # Small hashes come back whole, in order, with cursor 0 (as a listpack does in Redis).
@@ -201,4 +203,37 @@ def hscan(client: Session, args: list[bytes]) -> bytes:
         items.append(field)
         if not options.no_values:
             items.append(value)
-    return _reply(cursor, items)
+    return scan_reply(cursor, items)
+
+
+def scan_target(client: Session, args: list[bytes], type_name: str) -> object | None:
+    """SSCAN/ZSCAN's key: parsed cursor first, then the key (None: missing), then its type,
+    in the order Redis checks them."""
+    value = client.db.lookup_read(args[1])
+    if value is not None and keyspace.TYPE_NAMES.get(type(value)) != type_name:
+        raise CommandError(WRONGTYPE)
+    return value
+
+
+@command("sscan", arity=-3, flags="readonly", keys=(1, 1, 1), acl="@read @set @slow",
+         group="set", since="2.8.0", summary="Iterates over members of a set.",
+         complexity="O(1) for every call. O(N) for a complete iteration, including enough "
+         "command calls for the cursor to return back to 0. N is the number of elements inside "
+         "the collection.",
+         syntax="key cursor [MATCH pattern] [COUNT count]")
+def sscan(client: Session, args: list[bytes]) -> bytes:
+    cursor = parse_cursor(args[2])
+    members = scan_target(client, args, "set")
+    if members is None:
+        return EMPTY_SCAN
+    options = ScanOptions(args, 3, is_hash=False, is_key_scan=False)
+    if members.encoding != "hashtable":  # type: ignore[attr-defined]
+        # intset and listpack sets come back whole, in their order, with cursor 0.
+        cursor, found = 0, list(members)  # type: ignore[call-overload]
+    else:
+        found = []
+        cursor = client.db.field_index(args[1], members).walk(  # type: ignore[arg-type]
+            cursor, options.count, found)
+    matches = options.matches
+    return scan_reply(cursor, [member for member in found if member in members  # type: ignore[operator]
+                           and (matches is None or matches(member))])

@@ -37,11 +37,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from brook.keyspace import Keyspace, now_ms
+from brook.protocol.requests import parse_strict_int
+from brook.protocol.resp import format_double
 from brook.types.groups import Group
 from brook.types.hash import Hash
 from brook.types.lists import ListValue
 from brook.types.pel import NO_OWNER
+from brook.types.set import SetValue
 from brook.types.stream import MAX_ID, Stream, format_id
+from brook.types.zset import SortedSet
 
 ITEMS_PER_CMD = 64  # Redis's AOF_REWRITE_ITEMS_PER_CMD: elements (or pairs) per command
 _RANGE_BATCH = 1024  # stream entries read per range call
@@ -89,32 +93,55 @@ def value_commands(key: bytes, value: object) -> Iterator[list[bytes]]:
         yield from _list_commands(key, value)  # type: ignore[arg-type]
     elif kind is Stream:
         yield from stream_commands(key, value)  # type: ignore[arg-type]
+    elif kind is SetValue:
+        yield from _batched([b"SADD", key], list(value))  # type: ignore[call-overload]
+        yield from _encoding_command(key, value)
+    elif kind is SortedSet:
+        yield from _zset_commands(key, value)  # type: ignore[arg-type]
+        yield from _encoding_command(key, value)
     else:
         raise TypeError(f"cannot rewrite a value of type {kind.__name__}")
 
 
+def _batched(head: list[bytes], items: list[bytes], per_item: int = 1) -> Iterator[list[bytes]]:
+    """``head`` followed by ``items``, ITEMS_PER_CMD elements (of ``per_item`` arguments) at a
+    time, as Redis's rewrite batches them."""
+    step = ITEMS_PER_CMD * per_item
+    for start in range(0, len(items), step):
+        yield [*head, *items[start:start + step]]
+
+
+def _zset_commands(key: bytes, value: SortedSet) -> Iterator[list[bytes]]:
+    """ZADD in ascending order; scores as replies write them (shortest digits that read back
+    exactly)."""
+    flat: list[bytes] = []
+    for member, score in value.items():
+        flat += (format_double(score), member)
+    yield from _batched([b"ZADD", key], flat, 2)
+
+
+def _encoding_command(key: bytes, value: Hash | SetValue | SortedSet) -> Iterator[list[bytes]]:
+    """Redis converts hashes, sets and sorted sets one way only (listpack -> hashtable,
+    intset -> listpack -> hashtable, listpack -> skiplist): a value that shrank, or a set that
+    lost its last non-integer member, keeps its encoding, which replaying its contents alone
+    would not give back."""
+    encoding = value.encoding
+    if encoding in ("hashtable", "skiplist") or (
+            encoding == "listpack" and type(value) is SetValue
+            and all(parse_strict_int(member) is not None for member in value)):
+        yield [b"BROOK.RESTORE-ENCODING", key, encoding.upper().encode()]
+
+
 def _hash_commands(key: bytes, value: Hash) -> Iterator[list[bytes]]:
-    command = [b"HSET", key]
-    for field, item in value.items():
-        command += (field, item)
-        if len(command) >= 2 + 2 * ITEMS_PER_CMD:
-            yield command
-            command = [b"HSET", key]
-    if len(command) > 2:
-        yield command
-    if value.is_hashtable:
-        yield [b"BROOK.RESTORE-ENCODING", key, b"HASHTABLE"]
+    flat: list[bytes] = []
+    for pair in value.items():
+        flat += pair
+    yield from _batched([b"HSET", key], flat, 2)
+    yield from _encoding_command(key, value)
 
 
 def _list_commands(key: bytes, value: ListValue) -> Iterator[list[bytes]]:
-    command = [b"RPUSH", key]
-    for element in value:
-        command.append(element)
-        if len(command) >= 2 + ITEMS_PER_CMD:
-            yield command
-            command = [b"RPUSH", key]
-    if len(command) > 2:
-        yield command
+    yield from _batched([b"RPUSH", key], list(value))
 
 
 def stream_commands(key: bytes, stream: Stream) -> Iterator[list[bytes]]:

@@ -52,7 +52,9 @@ from brook.types.hash import Hash
 from brook.types.idmp import Idmp
 from brook.types.lists import ListValue
 from brook.types.pel import PendingTable
+from brook.types.set import SetValue
 from brook.types.stream import Stream
+from brook.types.zset import SortedSet
 
 MAGIC = b"BROOK-SNAPSHOT"
 VERSION = 1
@@ -69,7 +71,11 @@ _TRAILER = struct.Struct("<4sQI")  # mark, file length (trailer included), CRC-3
 _OP_DB = 0xFE
 _OP_END = 0xFF
 # Value types.
-T_STRING, T_STRING_RAW, T_HASH, T_LIST, T_STREAM = range(5)
+T_STRING, T_STRING_RAW, T_HASH, T_LIST, T_STREAM, T_SET, T_ZSET = range(7)
+# Encodings of sets and sorted sets as stored (Redis converts them one way only, so the
+# encoding is part of the value).
+_SET_ENCODINGS = ("intset", "listpack", "hashtable")
+_ZSET_ENCODINGS = ("listpack", "skiplist")
 
 _U8 = struct.Struct("=B")
 _U32 = struct.Struct("=I")
@@ -219,6 +225,18 @@ def _write_key(w: _Writer, key: bytes, value: object, deadline: int) -> None:
         w.put(_KEYHEAD.pack(T_STREAM, deadline))
         w.blob(key)
         _write_stream(w, value)  # type: ignore[arg-type]
+    elif kind is SetValue:
+        w.put(_KEYHEAD.pack(T_SET, deadline))
+        w.blob(key)
+        w.u8(_SET_ENCODINGS.index(value.encoding))  # type: ignore[attr-defined]
+        w.strings(list(value))  # type: ignore[call-overload]
+    elif kind is SortedSet:
+        w.put(_KEYHEAD.pack(T_ZSET, deadline))
+        w.blob(key)
+        w.u8(_ZSET_ENCODINGS.index(value.encoding))  # type: ignore[attr-defined]
+        pairs = list(value.items())  # type: ignore[attr-defined]
+        w.strings([member for member, _ in pairs])
+        w.put(array("d", [score for _, score in pairs]).tobytes())
     else:
         raise TypeError(f"cannot snapshot a value of type {kind.__name__}")
 
@@ -456,6 +474,14 @@ def _read_value(r: _Reader, kind: int) -> object:
         return _read_list(r)
     if kind == T_STREAM:
         return _read_stream(r)
+    if kind == T_SET:
+        encoding = _SET_ENCODINGS[r.u8()]
+        return SetValue.restore(r.strings(), encoding)
+    if kind == T_ZSET:
+        encoding = _ZSET_ENCODINGS[r.u8()]
+        members = r.strings()
+        scores = r.column("d", len(members))
+        return SortedSet.restore(zip(members, scores, strict=True), encoding)
     raise SnapshotError(f"corrupt snapshot: unknown value type {kind}")
 
 

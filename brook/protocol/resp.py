@@ -110,6 +110,12 @@ def array_of_bulks(items: Iterable[bytes]) -> bytes:
     return b"*%d\r\n%s" % (len(parts), b"".join(parts))
 
 
+def set_of_bulks(items: Iterable[bytes], proto: int) -> bytes:
+    """A set reply (SMEMBERS, SINTER...): an array in RESP2, a ``~`` set in RESP3."""
+    parts = [b"$%d\r\n%s\r\n" % (len(v), v) for v in items]
+    return b"%s%d\r\n%s" % (b"*" if proto == 2 else b"~", len(parts), b"".join(parts))
+
+
 def array_of_bulks_or_nulls(items: Iterable[bytes | None], proto: int) -> bytes:
     nul = NULL_BULK if proto == 2 else NULL3
     parts = [nul if v is None else b"$%d\r\n%s\r\n" % (len(v), v) for v in items]
@@ -122,14 +128,41 @@ def array(encoded_items: list[bytes]) -> bytes:
 
 
 def format_double(value: float) -> bytes:
-    """Format a double the way Redis's RESP3 replies do (shortest round-trip form)."""
+    """A double as Redis's d2string writes it (every double reply, RESP2 and RESP3): integral
+    values up to 2**62 as integers, others in fpconv_dtoa's shortest round-trip digits laid
+    out by its rules (plain up to 7 places of zeros, else ``1.5e+20``/``1.234e-4``)."""
+    if value != value:
+        return b"nan"
+    if value == 0:
+        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
     if math.isinf(value):
         return b"inf" if value > 0 else b"-inf"
-    if math.isnan(value):
-        return b"nan"
-    if value == int(value) and abs(value) < 1e17:
+    if -_HALF_LLONG <= value <= _HALF_LLONG and value == int(value):
         return b"%d" % int(value)
-    return repr(value).encode()
+    text = repr(value)
+    negative = text[0] == "-"
+    mantissa, _, exponent = text.lstrip("-").partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    significant = digits.rstrip("0")
+    shift = int(exponent or 0) - len(fraction) + len(digits) - len(significant)
+    count = len(significant)
+    magnitude = abs(shift + count - 1)
+    if shift >= 0 and magnitude < count + 7:
+        body = significant + "0" * shift
+    elif shift < 0 and (shift > -7 or magnitude < 4):
+        point = count + shift
+        body = ("0." + "0" * -point + significant if point <= 0
+                else significant[:point] + "." + significant[point:])
+    else:
+        count = min(count, 18 - negative)
+        body = significant[0] + ("." + significant[1:count] if count > 1 else "")
+        body += ("e-" if shift + count - 1 < 0 else "e+") + str(magnitude)
+    return (("-" if negative else "") + body).encode()
+
+
+# (double)(LLONG_MAX / 2): the largest magnitude double2ll turns into an integer.
+_HALF_LLONG = float((2**63 - 1) // 2)
 
 
 def encode(value: object, proto: int) -> bytes:

@@ -31,6 +31,13 @@ class Hash(dict[bytes, bytes]):
     def encoding(self) -> str:
         return "hashtable" if self.is_hashtable else "listpack"
 
+    def convert_to(self, encoding: str) -> bool:
+        """BROOK.RESTORE-ENCODING: only ``hashtable`` is a conversion Redis makes."""
+        if encoding != "hashtable":
+            return False
+        self.is_hashtable = True
+        return True
+
     def check_size(self, max_entries: int) -> None:
         """Convert after an insertion made the hash longer than the listpack limit."""
         if not self.is_hashtable and len(self) > max_entries:

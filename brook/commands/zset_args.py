@@ -1,0 +1,134 @@
+"""What the sorted-set commands share: score parsing and replies, range bounds, key access.
+
+Scores are parsed as Redis's ``string2d`` does (fast_float with a leading ``+`` allowed: the
+whole argument is the number, ``inf``/``infinity`` in any case, no NaN, no spaces) and written
+as its ``d2string`` does (:func:`brook.protocol.resp.format_double`). A score range bound is an
+8-byte order-key prefix (see :mod:`brook.types.zset`), so a range is two bisections.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from brook.commands.registry import NOT_FLOAT, CommandError, of_type
+from brook.protocol import resp
+from brook.types.zset import AFTER_ALL, BEFORE_ALL, SortedSet, after_score, score_prefix
+
+if TYPE_CHECKING:
+    from brook.keyspace import Database
+
+NOT_FLOAT_RANGE = "ERR min or max is not a float"
+NOT_LEX_RANGE = "ERR min or max not valid string range item"
+NAN_SCORE = "ERR resulting score is not a number (NaN)"
+
+# fast_float's grammar as Redis builds it (FASTFLOAT_ALLOWS_LEADING_PLUS).
+_FAST_FLOAT = re.compile(
+    rb"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf(?:inity)?|nan))")
+
+
+def to_double(text: bytes) -> float | None:
+    """fast_float_strtod over the whole of ``text``; None unless it is all a number (NaN
+    included: callers reject it as Redis does)."""
+    if _FAST_FLOAT.fullmatch(text) is None:
+        return None
+    return float(text)
+
+
+def parse_score(arg: bytes, error: str = NOT_FLOAT) -> float:
+    """string2d: a score or increment argument."""
+    value = to_double(arg)
+    if value is None or value != value:
+        raise CommandError(error)
+    return value
+
+
+def score_reply(score: float, proto: int) -> bytes:
+    """addReplyDouble: a bulk string in RESP2, a double in RESP3."""
+    text = resp.format_double(score)
+    if proto == 2:
+        return b"$%d\r\n%s\r\n" % (len(text), text)
+    return b",%s\r\n" % text
+
+
+def score_or_null(score: float | None, proto: int) -> bytes:
+    return resp.null(proto) if score is None else score_reply(score, proto)
+
+
+def _bound(arg: bytes) -> tuple[float, bool]:
+    """zslParseRange's half: ``(x`` is exclusive; nothing else may follow the number."""
+    exclusive = arg[:1] == b"("
+    value = to_double(arg[1:] if exclusive else arg)
+    if value is None or value != value:
+        raise CommandError(NOT_FLOAT_RANGE)
+    return value, exclusive
+
+
+def score_range(min_arg: bytes, max_arg: bytes) -> tuple[bytes, bytes] | None:
+    """The order-key bounds [low, high) of a score range; None when it is empty (min > max,
+    or equal with either end exclusive), as zslIsInRange's early exit."""
+    low_value, low_exclusive = _bound(min_arg)
+    high_value, high_exclusive = _bound(max_arg)
+    if low_value > high_value or (low_value == high_value and (low_exclusive or high_exclusive)):
+        return None
+    low = after_score(low_value) if low_exclusive else score_prefix(low_value)
+    high = score_prefix(high_value) if high_exclusive else after_score(high_value)
+    return low, high
+
+
+def positions_in_score_range(zset: SortedSet, bounds: tuple[bytes, bytes] | None
+                             ) -> tuple[int, int]:
+    """The ranks [start, stop) of the members inside ``bounds``."""
+    if bounds is None:
+        return 0, 0
+    start = zset.bisect(bounds[0])
+    stop = zset.bisect(bounds[1])
+    return start, max(start, stop)
+
+
+def _lex_bound(arg: bytes) -> tuple[bytes | None, bool]:
+    """zslParseLexRangeItem: ``-`` and ``+`` are the ends (member None plus which end), ``[``
+    inclusive, ``(`` exclusive; anything else is an error."""
+    first = arg[:1]
+    if first == b"+" and len(arg) == 1:
+        return None, True
+    if first == b"-" and len(arg) == 1:
+        return None, False
+    if first == b"(":
+        return arg[1:], True
+    if first == b"[":
+        return arg[1:], False
+    raise CommandError(NOT_LEX_RANGE)
+
+
+def lex_range(zset: SortedSet | None, min_arg: bytes, max_arg: bytes) -> tuple[int, int]:
+    """The ranks [start, stop) of the members inside a lexicographic range (errors first,
+    whether or not the key exists)."""
+    low_member, low_flag = _lex_bound(min_arg)
+    high_member, high_flag = _lex_bound(max_arg)
+    if zset is None:
+        return 0, 0
+    size = len(zset)
+    if low_member is None:
+        start = size if low_flag else 0  # "+" as a minimum: nothing is above it
+    else:
+        start = zset.bisect_member(low_member, low_flag)
+    if high_member is None:
+        stop = size if high_flag else 0  # "-" as a maximum: nothing is below it
+    else:
+        stop = zset.bisect_member(high_member, not high_flag)
+    return start, max(start, stop)
+
+
+def read_zset(db: Database, key: bytes) -> SortedSet | None:
+    """The sorted set at ``key`` for a read command (counts hits/misses); WRONGTYPE otherwise."""
+    return of_type(db.lookup_read(key), SortedSet)  # type: ignore[return-value]
+
+
+def write_zset(db: Database, key: bytes) -> SortedSet | None:
+    return of_type(db.lookup(key), SortedSet)  # type: ignore[return-value]
+
+
+__all__ = ["AFTER_ALL", "BEFORE_ALL", "NAN_SCORE", "NOT_FLOAT_RANGE", "NOT_LEX_RANGE",
+           "lex_range", "parse_score", "positions_in_score_range", "read_zset", "score_or_null",
+           "score_range", "score_reply", "to_double", "write_zset"]
