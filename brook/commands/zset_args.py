@@ -27,12 +27,19 @@ _FAST_FLOAT = re.compile(
     rb"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf(?:inity)?|nan))")
 
 
+# The bounds and scores most requests carry, parsed once.
+_COMMON = {b"-inf": float("-inf"), b"+inf": float("inf"), b"inf": float("inf"), b"0": 0.0}
+
+
 def to_double(text: bytes) -> float | None:
     """fast_float_strtod over the whole of ``text``; None unless it is all a number (NaN
-    included: callers reject it as Redis does)."""
-    if _FAST_FLOAT.fullmatch(text) is None:
-        return None
-    return float(text)
+    included: callers reject it as Redis does). Plain digits skip the grammar check."""
+    common = _COMMON.get(text)
+    if common is not None:
+        return common
+    if text.isdigit() or _FAST_FLOAT.fullmatch(text) is not None:
+        return float(text)
+    return None
 
 
 def parse_score(arg: bytes, error: str = NOT_FLOAT) -> float:
@@ -58,7 +65,9 @@ def score_or_null(score: float | None, proto: int) -> bytes:
 def _bound(arg: bytes) -> tuple[float, bool]:
     """zslParseRange's half: ``(x`` is exclusive; nothing else may follow the number."""
     exclusive = arg[:1] == b"("
-    value = to_double(arg[1:] if exclusive else arg)
+    text = arg[1:] if exclusive else arg
+    # fast_float reads nothing from an empty string and leaves 0, which Redis takes.
+    value = to_double(text) if text else 0.0
     if value is None or value != value:
         raise CommandError(NOT_FLOAT_RANGE)
     return value, exclusive

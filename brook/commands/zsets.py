@@ -32,7 +32,7 @@ from brook.commands.zset_args import (
 from brook.notify import GENERIC, ZSET, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
-from brook.types.zset import SortedSet, key_score
+from brook.types.zset import SortedSet, ZsetLimits, key_score
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -110,12 +110,28 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
         db.access[key] = db.keyspace.lru_clock
     else:
         zset.prepare(elements, 0, config)
-    index = zset.index
+    if elements > 1:
+        zset.loosen()  # one unpacking of a listpack for all the pairs
+    try:
+        added, updated, processed, score = _apply_zadd(
+            zset, args, position, scores, flags, config)
+    finally:
+        zset.tighten()
+    _finish_zadd(client, key, added, updated, incr)
+    if incr:
+        return score_reply(score, client.protocol) if processed else resp.null(client.protocol)
+    return resp.integer(added + updated if flags & _CH else added)
+
+
+def _apply_zadd(zset: SortedSet, args: list[bytes], position: int, scores: list[float],
+                flags: int, config: ZsetLimits) -> tuple[int, int, int, float]:
+    """zsetAdd for each pair: (added, updated, processed, the last score). A NaN from INCR
+    (only one pair, so nothing changed yet) is Redis's error."""
     added = updated = processed = 0
     score = 0.0
     for i, new_score in enumerate(scores):
         member = args[position + 1 + 2 * i]
-        old = index.get(member)
+        old = zset.find(member)
         if old is None:
             if flags & _XX:
                 continue
@@ -127,22 +143,18 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
         if flags & _NX:
             continue
         current = key_score(old)
-        if incr:
+        if flags & _INCR:
             new_score += current
             if new_score != new_score:
-                _finish_zadd(client, key, added, updated, incr)
                 raise CommandError(NAN_SCORE)
         if (flags & _LT and new_score >= current) or (flags & _GT and new_score <= current):
             continue
         processed += 1
         score = new_score
         if new_score != current:
-            zset.add(member, new_score, config)
+            zset.add(member, new_score, config, old)
             updated += 1
-    _finish_zadd(client, key, added, updated, incr)
-    if incr:
-        return score_reply(score, client.protocol) if processed else resp.null(client.protocol)
-    return resp.integer(added + updated if flags & _CH else added)
+    return added, updated, processed, score
 
 
 def _finish_zadd(client: Session, key: bytes, added: int, updated: int, incr: int) -> None:
@@ -189,11 +201,14 @@ def zrem(client: Session, args: list[bytes]) -> bytes:
     if zset is None:
         return resp.ZERO
     removed = 0
+    if len(args) > 3:
+        zset.loosen()  # one unpacking of a listpack for all the members
     for member in args[2:]:
         if zset.remove(member):
             removed += 1
             if not zset:
                 break
+    zset.tighten()
     if removed:
         written(client, key, ZSET, b"zrem", removed)
         if not zset:

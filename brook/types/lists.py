@@ -28,8 +28,9 @@ them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RS
   a listpack. The C pickler and unpickler pack and unpack a chunk of 128 elements at 20-30 ns
   an element; ``marshal`` is a little faster but spends 5 bytes per element, a ``struct``
   format built from a length column is two to three times slower, a Python walk over length
-  prefixes five to ten times. Chunks are made only by :func:`_pack` and never leave the
-  process, so unpickling them is safe. A chunk holds at most ``CHUNK`` elements and
+  prefixes five to ten times. Chunks are made only by
+  :func:`brook.types.packing.pack_items` and never leave the process, so unpickling them is
+  safe. A chunk holds at most ``CHUNK`` elements and
   ``CHUNK_BYTES`` bytes (one element at least, as a quicklist node) and is kept with its
   element count, so an index finds its chunk without unpacking others, walking from the nearer
   end as Redis's quicklist iterator does. LPOS, LINSERT's pivot and LREM skip a chunk whose
@@ -59,14 +60,13 @@ becomes once it grows past the listpack limit.
 
 from __future__ import annotations
 
-import io
-import pickle
 import struct
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate
 
 from brook import keyspace
+from brook.types.packing import pack_items, unpack_items
 
 SMALL_BYTES = 1024  # the packed form of a small list is at most this long
 CHUNK = 128  # elements per chunk of a long list
@@ -158,20 +158,6 @@ def _decode_small(data: bytes) -> list[bytes]:
     return items
 
 
-_BUFFER = io.BytesIO()
-_PICKLER = pickle.Pickler(_BUFFER, protocol=5)
-_PICKLER.fast = True  # no memo: an element is its opcode, its length and its bytes, nothing else
-
-
-def _pack(items: list[bytes]) -> bytes:
-    """A chunk: the pickle of ``items``."""
-    _BUFFER.seek(0)
-    _BUFFER.truncate()
-    _PICKLER.dump(items)
-    return _BUFFER.getvalue()
-
-
-_unpack = pickle.loads  # a chunk's elements, as a new list
 
 # Chunks read recently, unpacked: LRANGE, LINDEX and LPOS repeated on the same part of a long
 # list (a dashboard polling a queue, redis-benchmark's LRANGE_100) unpack nothing. Keyed by the
@@ -185,7 +171,7 @@ def _read(chunk: bytes) -> list[bytes]:
     """A chunk's elements for reading only: callers must not change the list."""
     items = _READ_CACHE.get(chunk)
     if items is None:
-        items = _unpack(chunk)
+        items = unpack_items(chunk)
         if len(chunk) <= _READ_CACHE_MAX_CHUNK:
             if len(_READ_CACHE) >= _READ_CACHE_SIZE:
                 del _READ_CACHE[next(iter(_READ_CACHE))]
@@ -198,7 +184,7 @@ def _chunk(items: list[bytes], from_end: bool = False) -> Node:
     CHUNK_BYTES long, otherwise as many as surely fit, one at least, the first ones (the
     last ones when ``from_end``). Packing first and measuring after costs nothing in the
     usual case, where everything fits."""
-    packed = _pack(items)
+    packed = pack_items(items)
     if len(packed) <= CHUNK_BYTES or len(items) == 1:
         return len(items), packed
     budget = CHUNK_BYTES - 32  # the pickle's header and a second frame
@@ -208,7 +194,7 @@ def _chunk(items: list[bytes], from_end: bool = False) -> Node:
             break
         count += 1
     count = max(count, 1)
-    return count, _pack(items[len(items) - count:] if from_end else items[:count])
+    return count, pack_items(items[len(items) - count:] if from_end else items[:count])
 
 
 def _nodes_of(items: list[bytes]) -> list[Node]:
@@ -310,7 +296,7 @@ class ListValue:
             return _decode_small(self.data)  # type: ignore[arg-type]
         items = left[::-1]
         for _, chunk in self.data:  # type: ignore[misc]
-            items += _unpack(chunk)
+            items += unpack_items(chunk)
         items += self.right  # type: ignore[arg-type]
         return items
 
@@ -364,7 +350,7 @@ class ListValue:
         nodes = self.data
         assert isinstance(nodes, deque) and self.left is not None
         if nodes:
-            right = self.right = _unpack(nodes.pop()[1])
+            right = self.right = unpack_items(nodes.pop()[1])
         else:
             left = self.left
             half = (len(left) + 1) // 2
@@ -377,7 +363,7 @@ class ListValue:
         nodes = self.data
         assert isinstance(nodes, deque) and self.right is not None
         if nodes:
-            left = _unpack(nodes.popleft()[1])
+            left = unpack_items(nodes.popleft()[1])
             left.reverse()
             self.left = left
         else:
@@ -469,10 +455,10 @@ class ListValue:
             size, chunk = nodes.popleft()
             if size <= count:
                 if collect:
-                    taken += _unpack(chunk)
+                    taken += unpack_items(chunk)
                 count -= size
                 continue
-            items = _unpack(chunk)
+            items = unpack_items(chunk)
             if collect:
                 taken += items[:count]
             rest = items[count:]
@@ -499,7 +485,7 @@ class ListValue:
             count -= here
         while count and nodes:
             size, chunk = nodes.pop()
-            items = _unpack(chunk)
+            items = unpack_items(chunk)
             if size <= count:
                 if collect:
                     items.reverse()
@@ -750,7 +736,7 @@ class ListValue:
             right[-1 - back] = element
             return
         position, offset = self._seek(index - len(left), self.size - len(left) - len(right))
-        items = _unpack(self.data[position][1])  # type: ignore[index]
+        items = unpack_items(self.data[position][1])  # type: ignore[index]
         items[offset] = element
         self._replace_chunk(position, items)
 
@@ -776,7 +762,7 @@ class ListValue:
                 self.pack_right()
         else:
             position, offset = self._seek(index - len(left), size - len(left) - len(right))
-            items = _unpack(self.data[position][1])  # type: ignore[index]
+            items = unpack_items(self.data[position][1])  # type: ignore[index]
             items.insert(offset, element)
             self._replace_chunk(position, items)
 
@@ -889,7 +875,7 @@ class ListValue:
             for node in scan:
                 chunk = node[1]
                 if element in chunk:
-                    kept, gone = _without(_unpack(chunk), element, budget - removed, backward)
+                    kept, gone = _without(unpack_items(chunk), element, budget - removed, backward)
                     if gone:
                         removed += gone
                         replacement = _nodes_of(kept)

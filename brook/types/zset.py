@@ -13,15 +13,19 @@ second, exactly Redis's (score, sdscmp(member)) order. Two structures hold the k
 
 * ``index``: a dict member -> order key (ZSCORE, ZADD's update, ZREM in O(1); the score is
   read back from the key's first eight bytes);
-* ``order``: the keys in order -- a plain list while Redis would use a listpack (at most
-  ``zset-max-listpack-entries`` members of at most ``zset-max-listpack-value`` bytes), a
-  ``SortedList`` once it converts to a skiplist. Ranks, score ranges (a bound is an 8-byte
+* ``keys``: the keys in order, a ``SortedList``. Ranks, score ranges (a bound is an 8-byte
   prefix) and pops are bisections and slices: O(log n + m) like Redis's skiplist.
+
+While Redis would use a listpack (at most ``zset-max-listpack-entries`` members of at most
+``zset-max-listpack-value`` bytes) there is no index and the order keys are packed into one
+``bytes``, searched and rewritten whole as a listpack is.
 
 The encoding converts one way, as t_zset.c's does (listpack -> skiplist on growth); the only
 way back is a new value built for a *STORE destination (``zsetConvertToListpackIfNeeded``).
 
-Known difference: the order key cannot tell -0 from 0, so a score of -0 is stored as 0.
+Zeros: a listpack holds a score of -0 as the integer 0, a skiplist keeps the double's sign
+(ZSCORE says ``-0``), as in Redis. Among members scored 0 and -0 in one skiplist, Redis orders
+by member (the scores compare equal) and Brook puts the -0 ones first.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Protocol
 from sortedcontainers import SortedList
 
 from brook import keyspace
+from brook.types.packing import pack_items, unpack_items
 
 LISTPACK, SKIPLIST = 0, 1
 ENCODING_NAMES = ("listpack", "skiplist")
@@ -55,18 +60,26 @@ class ZsetLimits(Protocol):
 
 
 def _sortable(score: float) -> int:
-    bits = _U64.unpack(_DOUBLE.pack(score + 0.0))[0]  # + 0.0: -0 becomes 0
+    bits = _U64.unpack(_DOUBLE.pack(score))[0]
     return bits ^ _ALL if bits & _SIGN else bits | _SIGN
 
 
 def score_prefix(score: float) -> bytes:
-    """The eight bytes every order key of ``score`` starts with."""
-    return _U64.pack(_sortable(score))
+    """A range's lower bound: the eight bytes every order key of ``score`` starts with (for
+    0, those of -0, which sort just below: a range from 0 includes both zeros)."""
+    return _U64.pack(_sortable(-0.0 if score == 0 else score))
 
 
 def after_score(score: float) -> bytes:
-    """A prefix above every order key of ``score`` and below those of the next double."""
-    return _U64.pack(_sortable(score) + 1) if score != float("inf") else AFTER_ALL
+    """A prefix above every order key of ``score`` and below those of the next double (for
+    0, above both zeros)."""
+    if score == float("inf"):
+        return AFTER_ALL
+    return _U64.pack(_sortable(0.0 if score == 0 else score) + 1)
+
+
+_ZERO = _U64.pack(_sortable(0.0))
+_NEGATIVE_ZERO = _U64.pack(_sortable(-0.0))
 
 
 def order_key(score: float, member: bytes) -> bytes:
@@ -82,16 +95,26 @@ def key_score(key: bytes) -> float:
 class SortedSet:
     """A sorted set; ``kind`` is its Redis encoding (LISTPACK or SKIPLIST).
 
-    Members change through :meth:`add` and :meth:`remove` (and the pops), which keep
-    ``index`` and ``order`` in step; reads may use both directly.
+    A skiplist holds ``index`` (member -> order key) and ``keys`` (a ``SortedList``). A
+    listpack has no index (None) and keeps its order keys packed in one ``bytes``
+    (:mod:`brook.types.packing`): a small sorted set is then one object of about its listpack
+    size instead of three per member. Each operation unpacks it (C speed, as Redis walks a
+    listpack) and packs the result; a command that changes many members calls
+    :meth:`loosen` first and :meth:`tighten` at the end, so they share one unpacking.
+
+    Members change through :meth:`add`, :meth:`remove` and :meth:`delete_range`; reads use
+    :attr:`order` (ascending order keys, a fresh list for a listpack: read-only),
+    :meth:`find`, :meth:`score`, :meth:`rank` and the bisections.
     """
 
-    __slots__ = ("index", "order", "kind")
+    __slots__ = ("index", "keys", "kind", "size")
 
     def __init__(self, kind: int = LISTPACK) -> None:
-        self.index: dict[bytes, bytes] = {}
-        self.order: list[bytes] | SortedList = [] if kind == LISTPACK else SortedList()
         self.kind = kind
+        self.size = 0  # a listpack's member count (a skiplist's is len(index))
+        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK else {}
+        self.keys: bytes | list[bytes] | SortedList = (
+            pack_items([]) if kind == LISTPACK else SortedList())
 
     @classmethod
     def create(cls, size_hint: int, longest: int, limits: ZsetLimits) -> SortedSet:
@@ -105,14 +128,8 @@ class SortedSet:
     @classmethod
     def restore(cls, pairs: Iterable[tuple[bytes, float]], encoding: str) -> SortedSet:
         """A sorted set loaded from a snapshot, in the encoding it was saved with."""
-        value = cls(ENCODING_NAMES.index(encoding))
         keys = {member: order_key(score, member) for member, score in pairs}
-        value.index = keys
-        if value.kind == LISTPACK:
-            value.order = sorted(keys.values())
-        else:
-            value.order = SortedList(keys.values())
-        return value
+        return cls._holding(sorted(keys.values()), ENCODING_NAMES.index(encoding))
 
     @classmethod
     def build(cls, keys: list[bytes], size_hint: int, limits: ZsetLimits) -> SortedSet:
@@ -121,33 +138,72 @@ class SortedSet:
         listpack = (size_hint <= limits.zset_max_listpack_entries
                     and len(keys) <= limits.zset_max_listpack_entries
                     and all(len(key) - 8 <= limits.zset_max_listpack_value for key in keys))
-        value = cls(LISTPACK if listpack else SKIPLIST)
-        value.index = {key[8:]: key for key in keys}
-        value.order = list(keys) if listpack else SortedList(keys)
+        return cls._holding(keys, LISTPACK if listpack else SKIPLIST)
+
+    @classmethod
+    def _holding(cls, keys: list[bytes], kind: int) -> SortedSet:
+        """A sorted set of the distinct, ascending order ``keys`` in encoding ``kind``."""
+        value = cls(kind)
+        if kind == LISTPACK:
+            if any(key.startswith(_NEGATIVE_ZERO) for key in keys):  # a listpack holds 0
+                keys = sorted(_ZERO + key[8:] if key.startswith(_NEGATIVE_ZERO) else key
+                              for key in keys)
+            value.keys = pack_items(keys)
+            value.size = len(keys)
+        else:
+            value.index = {key[8:]: key for key in keys}
+            value.keys = SortedList(keys)
         return value
 
     def __len__(self) -> int:
-        return len(self.index)
+        index = self.index
+        return self.size if index is None else len(index)
 
     def __bool__(self) -> bool:
-        return bool(self.index)
+        return len(self) > 0
 
     def __contains__(self, member: bytes) -> bool:
-        return member in self.index
+        return self.find(member) is not None
 
     @property
     def encoding(self) -> str:
         return ENCODING_NAMES[self.kind]
 
+    @property
+    def order(self) -> list[bytes] | SortedList:
+        """The order keys, ascending (a listpack's: a list of its own, not to be changed)."""
+        keys = self.keys
+        return unpack_items(keys) if type(keys) is bytes else keys
+
+    def members(self) -> Iterable[bytes]:
+        index = self.index
+        if index is not None:
+            return index.keys()
+        return [key[8:] for key in self.order]
+
     def copy(self) -> SortedSet:
         """zsetDup: the same members in the same encoding."""
-        value = SortedSet(self.kind)
-        value.index = dict(self.index)
-        value.order = list(self.order) if self.kind == LISTPACK else SortedList(self.order)
-        return value
+        return SortedSet._holding(list(self.order), self.kind)
+
+    def find(self, member: bytes) -> bytes | None:
+        """``member``'s order key, or None. A listpack is searched as Redis's zzlFind walks
+        one, after a C substring test that rules most absent members out."""
+        index = self.index
+        if index is not None:
+            return index.get(member)
+        keys = self.keys
+        if type(keys) is bytes:
+            if member not in keys:
+                return None
+            keys = unpack_items(keys)
+        size = len(member) + 8
+        for key in keys:
+            if len(key) == size and key.endswith(member):
+                return key
+        return None
 
     def score(self, member: bytes) -> float | None:
-        key = self.index.get(member)
+        key = self.find(member)
         return None if key is None else key_score(key)
 
     def items(self) -> Iterator[tuple[bytes, float]]:
@@ -166,8 +222,11 @@ class SortedSet:
 
     def _to_skiplist(self) -> None:
         if self.kind == LISTPACK:
-            self.order = SortedList(self.order)
+            keys = self.order
+            self.index = {key[8:]: key for key in keys}
+            self.keys = SortedList(keys)
             self.kind = SKIPLIST
+            self.size = 0
 
     def prepare(self, size_hint: int, longest: int, limits: ZsetLimits) -> None:
         """zsetTypeMaybeConvert: a command about to add ``size_hint`` members of at most
@@ -179,84 +238,111 @@ class SortedSet:
     def fit(self, limits: ZsetLimits) -> None:
         """zsetConvertToListpackIfNeeded: a freshly built result (a *STORE destination) that
         is small enough becomes a listpack."""
-        if self.kind == SKIPLIST and len(self.index) <= limits.zset_max_listpack_entries and (
-                all(len(member) <= limits.zset_max_listpack_value for member in self.index)):
-            self.order = list(self.order)
-            self.kind = LISTPACK
+        index = self.index
+        if index is not None and len(index) <= limits.zset_max_listpack_entries and (
+                all(len(member) <= limits.zset_max_listpack_value for member in index)):
+            compact = SortedSet._holding(list(self.keys), LISTPACK)
+            self.kind, self.index, self.keys, self.size = LISTPACK, None, compact.keys, len(index)
+
+    def loosen(self) -> None:
+        """Before many changes: a listpack's keys stay unpacked until :meth:`tighten`."""
+        if type(self.keys) is bytes:
+            self.keys = unpack_items(self.keys)
+
+    def tighten(self) -> None:
+        """After many changes: pack a loosened listpack again."""
+        if self.kind == LISTPACK and type(self.keys) is list:
+            self.keys = pack_items(self.keys)
+
+    def _loose_keys(self) -> list[bytes]:
+        """A listpack's keys as a list to change, then hand to :meth:`_keep`."""
+        keys = self.keys
+        return unpack_items(keys) if type(keys) is bytes else keys  # type: ignore[return-value]
+
+    def _keep(self, keys: list[bytes]) -> None:
+        """Store a listpack's changed keys (a loosened one changed them in place)."""
+        if type(self.keys) is bytes:
+            self.keys = pack_items(keys)
+        self.size = len(keys)
 
     # -- writing --------------------------------------------------------------------------------
 
-    def add(self, member: bytes, score: float, limits: ZsetLimits) -> None:
-        """Insert ``member`` (not present) or move it to ``score``; a listpack that outgrows
-        its limits converts, as zsetAdd does."""
-        index = self.index
-        old = index.get(member)
-        key = order_key(score, member)
-        if old is not None:
-            if old == key:
-                return
-            self._discard(old)
-        elif self.kind == LISTPACK and (len(index) >= limits.zset_max_listpack_entries
-                                        or len(member) > limits.zset_max_listpack_value):
+    def add(self, member: bytes, score: float, limits: ZsetLimits,
+            old: bytes | None = None) -> None:
+        """Insert ``member`` or move it to ``score`` (``old``: its current order key, when
+        the caller found one); a listpack that outgrows its limits converts, as zsetAdd does."""
+        if old is None:
+            old = self.find(member)
+        if self.kind == LISTPACK and old is None and (
+                self.size >= limits.zset_max_listpack_entries
+                or len(member) > limits.zset_max_listpack_value):
             self._to_skiplist()
-        index[member] = key
-        order = self.order
         if self.kind == LISTPACK:
-            insort(order, key)  # type: ignore[arg-type]
-        else:
-            order.add(key)  # type: ignore[union-attr]
-
-    def append_max(self, member: bytes, score: float) -> None:
-        """Add a member known to sort after every present one (building a result in
-        order, loading): no search."""
+            score += 0.0  # a listpack holds -0 as the integer 0
         key = order_key(score, member)
-        self.index[member] = key
-        if self.kind == LISTPACK:
-            self.order.append(key)  # type: ignore[union-attr]
-        else:
-            self.order.add(key)  # type: ignore[union-attr]
+        if old == key:
+            return
+        index = self.index
+        if index is None:
+            keys = self._loose_keys()
+            if old is not None:
+                del keys[bisect_left(keys, old)]
+            insort(keys, key)
+            self._keep(keys)
+            return
+        if old is not None:
+            self.keys.remove(old)  # type: ignore[union-attr]
+        index[member] = key
+        self.keys.add(key)  # type: ignore[union-attr]
 
     def remove(self, member: bytes) -> bool:
-        key = self.index.pop(member, None)
+        index = self.index
+        if index is not None:
+            key = index.pop(member, None)
+            if key is None:
+                return False
+            self.keys.remove(key)  # type: ignore[union-attr]
+            return True
+        key = self.find(member)
         if key is None:
             return False
-        self._discard(key)
+        keys = self._loose_keys()
+        del keys[bisect_left(keys, key)]
+        self._keep(keys)
         return True
-
-    def _discard(self, key: bytes) -> None:
-        order = self.order
-        if self.kind == LISTPACK:
-            del order[bisect_left(order, key)]  # type: ignore[arg-type]
-        else:
-            order.remove(key)  # type: ignore[union-attr]
 
     def delete_range(self, start: int, stop: int) -> list[bytes]:
         """Remove the members at ranks ``start`` .. ``stop - 1``; their order keys."""
-        order = self.order
-        keys = order[start:stop]
-        del order[start:stop]
         index = self.index
-        for key in keys:
+        if index is None:
+            keys = self._loose_keys()
+            gone = keys[start:stop]
+            del keys[start:stop]
+            self._keep(keys)
+            return gone
+        order = self.keys
+        if stop - start == 1:  # a pop: the SortedList's own
+            gone = [order.pop(start)]  # type: ignore[union-attr]
+        else:
+            gone = order[start:stop]  # type: ignore[index]
+            del order[start:stop]  # type: ignore[union-attr]
+        for key in gone:
             del index[key[8:]]
-        return keys  # type: ignore[return-value]
+        return gone  # type: ignore[no-any-return]
 
     # -- positions ------------------------------------------------------------------------------
 
     def rank(self, member: bytes) -> int | None:
-        key = self.index.get(member)
+        key = self.find(member)
         if key is None:
             return None
-        order = self.order
-        if self.kind == LISTPACK:
-            return bisect_left(order, key)  # type: ignore[arg-type]
-        return order.bisect_left(key)  # type: ignore[union-attr]
+        return self.bisect(key)
 
     def bisect(self, bound: bytes) -> int:
         """The number of order keys below ``bound`` (a key or a score prefix)."""
-        order = self.order
-        if self.kind == LISTPACK:
-            return bisect_left(order, bound)  # type: ignore[arg-type]
-        return order.bisect_left(bound)  # type: ignore[union-attr]
+        if self.index is None:
+            return bisect_left(self.order, bound)
+        return self.keys.bisect_left(bound)  # type: ignore[union-attr]
 
     def bisect_member(self, member: bytes, after: bool) -> int:
         """For lexicographic ranges (meant for members of one score): the rank of the first
@@ -269,9 +355,9 @@ class SortedSet:
         first, last = order[0], order[-1]
         if first[:8] == last[:8]:
             probe = first[:8] + member
-            if self.kind == LISTPACK:
-                return (bisect_right if after else bisect_left)(order, probe)  # type: ignore[arg-type]
-            return (order.bisect_right if after else order.bisect_left)(probe)  # type: ignore[union-attr]
+            if type(order) is list:
+                return (bisect_right if after else bisect_left)(order, probe)
+            return (order.bisect_right if after else order.bisect_left)(probe)
         low, high = 0, size
         while low < high:
             middle = (low + high) // 2
