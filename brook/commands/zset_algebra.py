@@ -436,7 +436,8 @@ def zrandmember(client: Session, args: list[bytes]) -> bytes:
         ranks = random.sample(range(size), count)  # O(count) for a few of many
     if zset.kind != LISTPACK and len(ranks) * 3 > size:
         order = list(order)  # one pass beats that many O(log n) lookups
-    return members_reply([order[rank] for rank in ranks], withscores, client.protocol)
+    return members_reply(zset.signed([order[rank] for rank in ranks]), withscores,
+                         client.protocol)
 
 
 # ---------------------------------------------------------------------------------------------

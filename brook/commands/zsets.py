@@ -421,6 +421,7 @@ def _range(client: Session, args: list[bytes], first: int, store: bytes | None,
             else:
                 low, high = lex_range(zset, low_arg, high_arg)
             keys = _limited(zset, low, high, offset, limit, reverse)
+        keys = zset.signed(keys)
     if store is None:
         return members_reply(keys, withscores, client.protocol)
     return _store_range(client, store, keys, size_hint, reverse)

@@ -24,8 +24,10 @@ The encoding converts one way, as t_zset.c's does (listpack -> skiplist on growt
 way back is a new value built for a *STORE destination (``zsetConvertToListpackIfNeeded``).
 
 Zeros: a listpack holds a score of -0 as the integer 0, a skiplist keeps the double's sign
-(ZSCORE says ``-0``), as in Redis. Among members scored 0 and -0 in one skiplist, Redis orders
-by member (the scores compare equal) and Brook puts the -0 ones first.
+(ZSCORE says ``-0``) but compares it equal to 0, as Redis does. So a skiplist's ``keys`` hold
+a -0 member under 0's prefix (its *ordered* key) and ``index`` holds its own key, with -0's
+prefix; :meth:`SortedSet.signed` turns ordered keys read from a range back into the members'
+own.
 """
 
 from __future__ import annotations
@@ -65,21 +67,24 @@ def _sortable(score: float) -> int:
 
 
 def score_prefix(score: float) -> bytes:
-    """A range's lower bound: the eight bytes every order key of ``score`` starts with (for
-    0, those of -0, which sort just below: a range from 0 includes both zeros)."""
-    return _U64.pack(_sortable(-0.0 if score == 0 else score))
+    """A range's lower bound: the eight bytes every ordered key of ``score`` starts with."""
+    return _U64.pack(_sortable(score + 0.0))
 
 
 def after_score(score: float) -> bytes:
-    """A prefix above every order key of ``score`` and below those of the next double (for
-    0, above both zeros)."""
+    """A prefix above every ordered key of ``score`` and below those of the next double."""
     if score == float("inf"):
         return AFTER_ALL
-    return _U64.pack(_sortable(0.0 if score == 0 else score) + 1)
+    return _U64.pack(_sortable(score + 0.0) + 1)
 
 
 _ZERO = _U64.pack(_sortable(0.0))
 _NEGATIVE_ZERO = _U64.pack(_sortable(-0.0))
+
+
+def _ordered(key: bytes) -> bytes:
+    """The key a -0 member sorts by: 0's (Redis compares the scores as equal)."""
+    return _ZERO + key[8:] if key.startswith(_NEGATIVE_ZERO) else key
 
 
 def order_key(score: float, member: bytes) -> bytes:
@@ -152,7 +157,7 @@ class SortedSet:
             value.size = len(keys)
         else:
             value.index = {key[8:]: key for key in keys}
-            value.keys = SortedList(keys)
+            value.keys = SortedList(map(_ordered, keys))
         return value
 
     def __len__(self) -> int:
@@ -183,7 +188,17 @@ class SortedSet:
 
     def copy(self) -> SortedSet:
         """zsetDup: the same members in the same encoding."""
-        return SortedSet._holding(list(self.order), self.kind)
+        index = self.index
+        return SortedSet._holding(list(self.order if index is None else index.values()),
+                                  self.kind)
+
+    def signed(self, keys: list[bytes]) -> list[bytes]:
+        """Keys taken from :attr:`order` as the members' own: a skiplist member scored -0
+        sorts as 0 but its score shows the sign."""
+        index = self.index
+        if index is None:
+            return keys
+        return [index[key[8:]] if key.startswith(_ZERO) else key for key in keys]
 
     def find(self, member: bytes) -> bytes | None:
         """``member``'s order key, or None. A listpack is searched as Redis's zzlFind walks
@@ -208,7 +223,10 @@ class SortedSet:
 
     def items(self) -> Iterator[tuple[bytes, float]]:
         """(member, score) in ascending order."""
+        index = self.index
         for key in self.order:
+            if index is not None and key.startswith(_ZERO):
+                key = index[key[8:]]
             yield key[8:], key_score(key)
 
     # -- encoding -------------------------------------------------------------------------------
@@ -291,9 +309,9 @@ class SortedSet:
             self._keep(keys)
             return
         if old is not None:
-            self.keys.remove(old)  # type: ignore[union-attr]
+            self.keys.remove(_ordered(old))  # type: ignore[union-attr]
         index[member] = key
-        self.keys.add(key)  # type: ignore[union-attr]
+        self.keys.add(_ordered(key))  # type: ignore[union-attr]
 
     def remove(self, member: bytes) -> bool:
         index = self.index
@@ -301,7 +319,7 @@ class SortedSet:
             key = index.pop(member, None)
             if key is None:
                 return False
-            self.keys.remove(key)  # type: ignore[union-attr]
+            self.keys.remove(_ordered(key))  # type: ignore[union-attr]
             return True
         key = self.find(member)
         if key is None:
@@ -326,9 +344,7 @@ class SortedSet:
         else:
             gone = order[start:stop]  # type: ignore[index]
             del order[start:stop]  # type: ignore[union-attr]
-        for key in gone:
-            del index[key[8:]]
-        return gone  # type: ignore[no-any-return]
+        return [index.pop(key[8:]) for key in gone]
 
     # -- positions ------------------------------------------------------------------------------
 
@@ -336,7 +352,7 @@ class SortedSet:
         key = self.find(member)
         if key is None:
             return None
-        return self.bisect(key)
+        return self.bisect(_ordered(key))
 
     def bisect(self, bound: bytes) -> int:
         """The number of order keys below ``bound`` (a key or a score prefix)."""
