@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import hiredis
+
 OK = b"+OK\r\n"
 PONG = b"+PONG\r\n"
 QUEUED = b"+QUEUED\r\n"
@@ -106,8 +108,18 @@ def error(message: str) -> bytes:
 
 
 def array_of_bulks(items: Iterable[bytes]) -> bytes:
-    parts = [b"$%d\r\n%s\r\n" % (len(v), v) for v in items]
-    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+    """An array of bulk strings: the framing a client gives a request, so hiredis's C
+    ``pack_command`` writes it (a third of the Python formatting's cost); a ``bytearray``
+    element (a string changed in place) takes the Python path."""
+    elements = tuple(items)
+    try:
+        return _pack_command(elements)
+    except TypeError:
+        parts = [b"$%d\r\n%s\r\n" % (len(v), v) for v in elements]
+        return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+
+
+_pack_command = hiredis.pack_command
 
 
 def set_of_bulks(items: Iterable[bytes], proto: int) -> bytes:

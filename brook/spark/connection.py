@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
@@ -44,12 +45,15 @@ class ConnectionOptions:
     def connect(self) -> redis.Redis:
         """A new client: RESP2, binary replies exactly as the server sends them (redis-py's
         reply parsers are switched off: XRANGE pages stay flat lists)."""
+        # The read size is a connection setting: given to the pool, every redis-py from 5.0
+        # takes it (Redis() itself only since 6).
+        settings: dict[str, Any] = {"protocol": 2, "socket_read_size": 1 << 20}
         if self.url is not None:
-            client = redis.Redis.from_url(self.url, protocol=2, socket_read_size=1 << 20)
+            pool = redis.ConnectionPool.from_url(self.url, **settings)
         else:
-            client = redis.Redis(host=self.host, port=self.port, username=self.username,
-                                 password=self.password, db=self.db, protocol=2,
-                                 socket_read_size=1 << 20)
+            pool = redis.ConnectionPool(host=self.host, port=self.port, username=self.username,
+                                        password=self.password, db=self.db, **settings)
+        client = redis.Redis(connection_pool=pool)
         client.response_callbacks.clear()
         return client
 

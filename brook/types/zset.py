@@ -80,6 +80,7 @@ def after_score(score: float) -> bytes:
 
 _ZERO = _U64.pack(_sortable(0.0))
 _NEGATIVE_ZERO = _U64.pack(_sortable(-0.0))
+_AFTER_ZERO = _U64.pack(_sortable(0.0) + 1)
 
 
 def _ordered(key: bytes) -> bytes:
@@ -196,7 +197,11 @@ class SortedSet:
         """Keys taken from :attr:`order` as the members' own: a skiplist member scored -0
         sorts as 0 but its score shows the sign."""
         index = self.index
-        if index is None:
+        if index is None or not keys:
+            return keys
+        low, high = keys[0], keys[-1]  # ascending or descending: zeros lie between the ends
+        if (low > high and (low < _ZERO or high > _AFTER_ZERO)) or (
+                low <= high and (high < _ZERO or low > _AFTER_ZERO)):
             return keys
         return [index[key[8:]] if key.startswith(_ZERO) else key for key in keys]
 
