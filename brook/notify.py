@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from brook.server import Server
     from brook.session import Session
 
-__all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "notify",
-           "expired", "publish_event", "written"]
+__all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "emptied",
+           "expired", "notify", "publish_event", "stored", "written"]
 
 GENERIC = NOTIFY_GENERIC
 STRING = NOTIFY_STRING
@@ -61,6 +61,25 @@ def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"
     if server.config.notify_keyspace_events & event_class:
         notify(client, event_class, event, key)
     server.dirty += changes
+
+
+def emptied(client: Session, key: bytes) -> None:
+    """A command took the last element of ``key``'s value: Redis keeps no empty collections,
+    so the key goes (event ``del``)."""
+    client.db.delete(key)
+    notify(client, GENERIC, b"del", key)
+
+
+def stored(client: Session, destination: bytes, value: object, event_class: int,
+           event: bytes, changes: int = 1) -> None:
+    """A *STORE command's result: ``value`` replaces whatever ``destination`` held (its TTL
+    too); an empty result (or None) deletes it instead (event ``del``, when it existed)."""
+    db = client.db
+    if value:
+        db.set(destination, value)
+        written(client, destination, event_class, event, changes)
+    elif db.delete(destination):
+        written(client, destination, GENERIC, b"del")
 
 
 def notify(client: Session, event_class: int, event: bytes, key: bytes,

@@ -34,7 +34,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
-from brook.notify import GENERIC, LIST, notify, written
+from brook.notify import GENERIC, LIST, emptied, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
@@ -105,8 +105,7 @@ def _removed(client: Session, db: Database, key: bytes, found: ListValue, count:
     count as changes."""
     written(client, key, LIST, event, count)
     if not found.size:
-        db.delete(key)
-        notify(client, GENERIC, b"del", key)
+        emptied(client, key)
 
 
 def _take(found: ListValue, left: bool, count: int) -> list[bytes]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from brook.commands.args import LONG_MAX, parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command, of_type
-from brook.notify import GENERIC, SET, notify, written
+from brook.notify import SET, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.set import HASHTABLE, INTSET, LISTPACK, SetValue
@@ -45,11 +45,6 @@ def _add_key(db: Database, key: bytes, value: SetValue) -> None:
     """A new set under ``key`` (lookup already removed any expired value and its TTL)."""
     db.data[key] = value
     db.access[key] = db.keyspace.lru_clock
-
-
-def _removed_key(client: Session, key: bytes) -> None:
-    client.db.delete(key)
-    notify(client, GENERIC, b"del", key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,7 +101,7 @@ def srem(client: Session, args: list[bytes]) -> bytes:
     if removed:
         written(client, key, SET, b"srem", removed)
         if not members:
-            _removed_key(client, key)
+            emptied(client, key)
     return resp.integer(removed)
 
 
@@ -132,7 +127,7 @@ def smove(client: Session, args: list[bytes]) -> bytes:
     config = client.server.config
     written(client, source_key, SET, b"srem")
     if not source:
-        _removed_key(client, source_key)
+        emptied(client, source_key)
     if destination is None:
         destination = SetValue.create(member, 1, config)
         _add_key(db, destination_key, destination)
@@ -212,7 +207,7 @@ def spop(client: Session, args: list[bytes]) -> bytes:
     written(client, key, SET, b"spop")
     propagate(client, [b"SREM", key, member])
     if not members:
-        _removed_key(client, key)
+        emptied(client, key)
     return resp.bulk(member)
 
 
@@ -228,7 +223,7 @@ def _spop_count(client: Session, key: bytes, count_arg: bytes) -> bytes:
     if count >= size:
         popped = list(members)
         written(client, key, SET, b"spop", size)
-        _removed_key(client, key)
+        emptied(client, key)
         propagate(client, [b"DEL", key])
         return resp.set_of_bulks(popped, client.protocol)
     remaining = size - count
@@ -307,16 +302,8 @@ def _sets_of(db: Database, keys: list[bytes]) -> list[SetValue | None]:
 
 
 def _store(client: Session, destination: bytes, result: SetValue, event: bytes) -> bytes:
-    """The *STORE commands: the result replaces whatever ``destination`` held (its TTL too);
-    an empty result deletes it."""
-    db = client.db
-    if result:
-        db.set(destination, result)
-        written(client, destination, SET, event)
-        return resp.integer(len(result))
-    if db.delete(destination):
-        written(client, destination, GENERIC, b"del")
-    return resp.ZERO
+    stored(client, destination, result, SET, event)
+    return resp.integer(len(result))
 
 
 def _intersection(sets: list[SetValue]) -> list[bytes]:

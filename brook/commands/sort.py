@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from brook import keyspace
 from brook.commands.args import parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
-from brook.notify import GENERIC, LIST, written
+from brook.notify import LIST, stored
 from brook.protocol import resp
 from brook.types.hash import Hash
 from brook.types.lists import ListValue
@@ -194,11 +194,9 @@ def _sort(client: Session, args: list[bytes], readonly: bool) -> bytes:
     if options.store is None:
         return resp.array_of_bulks_or_nulls(output, client.protocol)
     destination = options.store
-    if output:
-        db.set(destination, ListValue(b"" if item is None else item for item in output))
-        written(client, destination, LIST, b"sortstore", len(output), True)
-    elif db.delete(destination):
-        written(client, destination, GENERIC, b"del")
+    stored(client, destination,
+           ListValue(b"" if item is None else item for item in output) if output else None,
+           LIST, b"sortstore", len(output))
     return resp.integer(len(output))
 
 

@@ -44,7 +44,7 @@ from brook.commands.scan import EMPTY_SCAN, ScanOptions, parse_cursor, scan_repl
 from brook.commands.sets import _MAX_REPEATED_MEMBERS
 from brook.commands.zset_args import parse_score, read_zset, score_reply
 from brook.commands.zsets import members_reply
-from brook.notify import GENERIC, ZSET, written
+from brook.notify import ZSET, stored
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 from brook.types.set import SetValue
@@ -247,17 +247,12 @@ def _algebra_store(client: Session, args: list[bytes], op: int) -> bytes:
     replaces the destination; an empty result deletes it."""
     request = _Request(client, args, 2, op, store=True, card=False)
     scores = _OPERATIONS[op](request)
-    destination = args[1]
-    db = client.db
+    result = None
     if scores:
         result = SortedSet.restore(scores.items(), "skiplist")
         result.fit(client.server.config)
-        db.set(destination, result)
-        written(client, destination, ZSET, _STORE_EVENTS[op])
-        return resp.integer(len(result))
-    if db.delete(destination):
-        written(client, destination, GENERIC, b"del")
-    return resp.ZERO
+    stored(client, args[1], result, ZSET, _STORE_EVENTS[op])
+    return resp.integer(len(scores))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from brook.commands.zset_args import (
     score_reply,
     write_zset,
 )
-from brook.notify import GENERIC, ZSET, notify, written
+from brook.notify import ZSET, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.zset import SortedSet, ZsetLimits, key_score
@@ -44,11 +44,6 @@ LIMIT_NEEDS_RANGE = ("ERR syntax error, LIMIT is only supported in combination w
 WITHSCORES_LEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 
 RANK, SCORE, LEX = 0, 1, 2  # how a ZRANGE-family range is given
-
-
-def _removed_key(client: Session, key: bytes) -> None:
-    client.db.delete(key)
-    notify(client, GENERIC, b"del", key)
 
 
 def members_reply(keys: list[bytes], withscores: bool, proto: int) -> bytes:
@@ -212,7 +207,7 @@ def zrem(client: Session, args: list[bytes]) -> bytes:
     if removed:
         written(client, key, ZSET, b"zrem", removed)
         if not zset:
-            _removed_key(client, key)
+            emptied(client, key)
     return resp.integer(removed)
 
 
@@ -430,16 +425,12 @@ def _range(client: Session, args: list[bytes], first: int, store: bytes | None,
 def _store_range(client: Session, destination: bytes, keys: list[bytes], size_hint: int,
                  reverse: bool) -> bytes:
     """ZRANGESTORE's result replaces the destination (its TTL too); empty, it deletes it."""
+    result = None
     if keys:
-        if reverse:
-            keys = keys[::-1]
-        result = SortedSet.build(keys, size_hint, client.server.config)
-        client.db.set(destination, result)
-        written(client, destination, ZSET, b"zrangestore", 1, True)
-        return resp.integer(len(keys))
-    if client.db.delete(destination):
-        written(client, destination, GENERIC, b"del")
-    return resp.ZERO
+        result = SortedSet.build(keys[::-1] if reverse else keys, size_hint,
+                                 client.server.config)
+    stored(client, destination, result, ZSET, b"zrangestore")
+    return resp.integer(len(keys))
 
 
 _RANGE_SYNTAX = ("key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] "
@@ -562,7 +553,7 @@ def _remove_range(client: Session, args: list[bytes], kind: int, event: bytes) -
     zset.delete_range(low, high)
     written(client, key, ZSET, event, high - low)
     if not zset:
-        _removed_key(client, key)
+        emptied(client, key)
     return resp.integer(high - low)
 
 
@@ -621,7 +612,7 @@ def _pop(client: Session, db: Database, key: bytes, zset: SortedSet, highest: bo
         keys.reverse()
     written(client, key, ZSET, b"zpopmax" if highest else b"zpopmin", count)
     if not zset:
-        _removed_key(client, key)
+        emptied(client, key)
     return keys
 
 
