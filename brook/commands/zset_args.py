@@ -43,11 +43,15 @@ def to_double(text: bytes) -> float | None:
 
 
 def parse_score(arg: bytes, error: str = NOT_FLOAT) -> float:
-    """string2d: a score or increment argument."""
-    value = to_double(arg)
-    if value is None or value != value:
-        raise CommandError(error)
-    return value
+    """string2d: a score or increment argument (to_double's steps inline: it is per pair)."""
+    value = _COMMON.get(arg)
+    if value is not None:
+        return value
+    if arg.isdigit() or _FAST_FLOAT.fullmatch(arg) is not None:
+        value = float(arg)
+        if value == value:
+            return value
+    raise CommandError(error)
 
 
 def score_reply(score: float, proto: int) -> bytes:
@@ -75,7 +79,26 @@ def _bound(arg: bytes) -> tuple[float, bool]:
 
 def score_range(min_arg: bytes, max_arg: bytes) -> tuple[bytes, bytes] | None:
     """The order-key bounds [low, high) of a score range; None when it is empty (min > max,
-    or equal with either end exclusive), as zslIsInRange's early exit."""
+    or equal with either end exclusive), as zslIsInRange's early exit. Pollers repeat the
+    same few ranges, so parsed ones are kept (a pure function of the two arguments)."""
+    pair = (min_arg, max_arg)
+    found = _RANGES.get(pair, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[return-value]
+    bounds = _score_range(min_arg, max_arg)
+    if len(min_arg) + len(max_arg) <= 64:  # numbers, not whatever a client sends
+        if len(_RANGES) >= _RANGES_KEPT:
+            _RANGES.clear()
+        _RANGES[pair] = bounds
+    return bounds
+
+
+_RANGES: dict[tuple[bytes, bytes], tuple[bytes, bytes] | None] = {}
+_RANGES_KEPT = 1024
+_MISSING = object()
+
+
+def _score_range(min_arg: bytes, max_arg: bytes) -> tuple[bytes, bytes] | None:
     low_value, low_exclusive = _bound(min_arg)
     high_value, high_exclusive = _bound(max_arg)
     if low_value > high_value or (low_value == high_value and (low_exclusive or high_exclusive)):
@@ -90,9 +113,7 @@ def positions_in_score_range(zset: SortedSet, bounds: tuple[bytes, bytes] | None
     """The ranks [start, stop) of the members inside ``bounds``."""
     if bounds is None:
         return 0, 0
-    start = zset.bisect(bounds[0])
-    stop = zset.bisect(bounds[1])
-    return start, max(start, stop)
+    return zset.span(bounds[0], bounds[1])
 
 
 def _lex_bound(arg: bytes) -> tuple[bytes | None, bool]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from brook import blocking
 from brook.commands.args import parse_int
 from brook.commands.lists import lmpop_key_positions, parse_mpop_args
-from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command
+from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
 from brook.commands.timeouts import parse_timeout
 from brook.commands.zset_args import (
     NAN_SCORE,
@@ -32,7 +32,7 @@ from brook.commands.zset_args import (
 from brook.notify import ZSET, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
-from brook.types.zset import SortedSet, ZsetLimits, key_score
+from brook.types.zset import SortedSet, key_score
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -95,7 +95,7 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
     scores = [parse_score(args[i]) for i in range(position, len(args), 2)]
     db = client.db
     key = args[1]
-    zset = write_zset(db, key)
+    zset = db.lookup(key)
     config = client.server.config
     if zset is None:
         if flags & _XX:
@@ -103,58 +103,52 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
         zset = SortedSet.create(elements, len(args[position + 1]), config)
         db.data[key] = zset
         db.access[key] = db.keyspace.lru_clock
+    elif type(zset) is not SortedSet:
+        raise CommandError(WRONGTYPE)
     else:
         zset.prepare(elements, 0, config)
     if elements > 1:
         zset.loosen()  # one unpacking of a listpack for all the pairs
+    # zsetAdd for each pair. A NaN from INCR (one pair only, so nothing changed yet) is
+    # Redis's error.
+    added = updated = processed = 0
+    score = 0.0
+    index = zset.index
     try:
-        added, updated, processed, score = _apply_zadd(
-            zset, args, position, scores, flags, config)
+        for i, new_score in enumerate(scores):
+            member = args[position + 1 + 2 * i]
+            old = zset.find(member) if index is None else index.get(member)
+            if old is None:
+                if flags & _XX:
+                    continue
+                zset.add(member, new_score, config, None)
+                index = zset.index  # a listpack may have converted
+                added += 1
+                processed += 1
+                score = new_score
+                continue
+            if flags & _NX:
+                continue
+            current = key_score(old)
+            if incr:
+                new_score += current
+                if new_score != new_score:
+                    raise CommandError(NAN_SCORE)
+            if (flags & _LT and new_score >= current) or (flags & _GT and new_score <= current):
+                continue
+            processed += 1
+            score = new_score
+            if new_score != current:
+                zset.add(member, new_score, config, old)
+                updated += 1
     finally:
-        zset.tighten()
-    _finish_zadd(client, key, added, updated, incr)
+        if elements > 1:
+            zset.tighten()
+    if added or updated:
+        written(client, key, ZSET, b"zincr" if incr else b"zadd", added + updated, True)
     if incr:
         return score_reply(score, client.protocol) if processed else resp.null(client.protocol)
     return resp.integer(added + updated if flags & _CH else added)
-
-
-def _apply_zadd(zset: SortedSet, args: list[bytes], position: int, scores: list[float],
-                flags: int, config: ZsetLimits) -> tuple[int, int, int, float]:
-    """zsetAdd for each pair: (added, updated, processed, the last score). A NaN from INCR
-    (only one pair, so nothing changed yet) is Redis's error."""
-    added = updated = processed = 0
-    score = 0.0
-    for i, new_score in enumerate(scores):
-        member = args[position + 1 + 2 * i]
-        old = zset.find(member)
-        if old is None:
-            if flags & _XX:
-                continue
-            zset.add(member, new_score, config)
-            added += 1
-            processed += 1
-            score = new_score
-            continue
-        if flags & _NX:
-            continue
-        current = key_score(old)
-        if flags & _INCR:
-            new_score += current
-            if new_score != new_score:
-                raise CommandError(NAN_SCORE)
-        if (flags & _LT and new_score >= current) or (flags & _GT and new_score <= current):
-            continue
-        processed += 1
-        score = new_score
-        if new_score != current:
-            zset.add(member, new_score, config, old)
-            updated += 1
-    return added, updated, processed, score
-
-
-def _finish_zadd(client: Session, key: bytes, added: int, updated: int, incr: int) -> None:
-    if added or updated:
-        written(client, key, ZSET, b"zincr" if incr else b"zadd", added + updated, True)
 
 
 @command(

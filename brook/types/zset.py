@@ -98,6 +98,9 @@ def key_score(key: bytes) -> float:
     return _DOUBLE.unpack(_U64.pack(bits ^ _SIGN if bits & _SIGN else bits ^ _ALL))[0]
 
 
+_FIND = object()  # SortedSet.add: the caller did not look the member up
+
+
 class SortedSet:
     """A sorted set; ``kind`` is its Redis encoding (LISTPACK or SKIPLIST).
 
@@ -291,18 +294,19 @@ class SortedSet:
     # -- writing --------------------------------------------------------------------------------
 
     def add(self, member: bytes, score: float, limits: ZsetLimits,
-            old: bytes | None = None) -> None:
-        """Insert ``member`` or move it to ``score`` (``old``: its current order key, when
-        the caller found one); a listpack that outgrows its limits converts, as zsetAdd does."""
-        if old is None:
+            old: bytes | None | object = _FIND) -> None:
+        """Insert ``member`` or move it to ``score`` (``old``: its current order key, or None
+        when absent, if the caller already looked); a listpack that outgrows its limits
+        converts, as zsetAdd does."""
+        if old is _FIND:
             old = self.find(member)
-        if self.kind == LISTPACK and old is None and (
-                self.size >= limits.zset_max_listpack_entries
-                or len(member) > limits.zset_max_listpack_value):
-            self._to_skiplist()
         if self.kind == LISTPACK:
-            score += 0.0  # a listpack holds -0 as the integer 0
-        key = order_key(score, member)
+            if old is None and (self.size >= limits.zset_max_listpack_entries
+                                or len(member) > limits.zset_max_listpack_value):
+                self._to_skiplist()
+            else:
+                score += 0.0  # a listpack holds -0 as the integer 0
+        key = _U64.pack(_sortable(score)) + member
         if old == key:
             return
         index = self.index
@@ -358,6 +362,17 @@ class SortedSet:
         if key is None:
             return None
         return self.bisect(_ordered(key))
+
+    def span(self, low: bytes, high: bytes) -> tuple[int, int]:
+        """The ranks [start, stop) of the order keys from ``low`` up to (not with) ``high``."""
+        if self.index is None:
+            order = self.order
+            start = bisect_left(order, low)
+            stop = bisect_left(order, high, start)
+            return start, stop
+        keys = self.keys
+        start = keys.bisect_left(low)  # type: ignore[union-attr]
+        return start, max(start, keys.bisect_left(high))  # type: ignore[union-attr]
 
     def bisect(self, bound: bytes) -> int:
         """The number of order keys below ``bound`` (a key or a score prefix)."""
