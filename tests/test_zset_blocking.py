@@ -13,31 +13,18 @@ when it runs to its end, which is what makes "k new members run k parked command
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
+from tests import test_blocking
 from tests.conftest import ServerProcess
-from tests.test_blocking import Waiting, encode, error_text, parked, reexecuted
+from tests.test_blocking import encode, error_text, parked, reexecuted
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
-@pytest.fixture
-def waiting(server: ServerProcess) -> Iterator[Callable[..., Waiting]]:
-    """``waiting(resp3=False)``: a new raw client, closed after the test."""
-    opened: list[Waiting] = []
-
-    def make(resp3: bool = False) -> Waiting:
-        client = Waiting(server, resp3)
-        opened.append(client)
-        return client
-
-    yield make
-    for client in opened:
-        client.close()
-
+waiting = test_blocking.waiting  # the fixture: ``waiting(resp3=False)``, a new raw client
 
 # Each pop as BZPOPMIN/BZPOPMAX and as BZMPOP: how to send it on ``keys`` and what a served
 # pop of ``member``/``score`` from ``key`` looks like.

@@ -19,7 +19,6 @@ import contextlib
 import glob
 import math
 import socket
-import subprocess
 import time
 from pathlib import Path
 
@@ -30,10 +29,8 @@ import redis
 from tests.conftest import (
     RawConnection,
     ServerProcess,
-    free_port,
-    redis_binary,
     start_brook,
-    wait_for_port,
+    start_redis,
 )
 from tests.test_aof import AOF_ARGS, aof_commands, restart
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
@@ -1763,20 +1760,6 @@ AOF_SEQUENCE: list[tuple[str, ...]] = [
 ]
 
 
-def _start_redis_with_aof(tmp: Path) -> ServerProcess:
-    binary = redis_binary()
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    log_path = tmp / "redis.log"
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--save", "", "--bind", "127.0.0.1", *AOF_ARGS],
-        cwd=tmp, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
-    )
-    wait_for_port(port, process, log_path)
-    return ServerProcess("redis", port, process, log_path)
-
-
 def _aof_effects(proc: ServerProcess, directory: Path) -> list[list[bytes]]:
     client = proc.client()
     client.response_callbacks.clear()
@@ -1815,7 +1798,10 @@ def test_the_aof_holds_the_effects_redis_writes(tmp_path: Path) -> None:
     were sent (an empty result deletes the destination)."""
     (tmp_path / "redis").mkdir()
     (tmp_path / "brook").mkdir()
-    redis_proc = _start_redis_with_aof(tmp_path / "redis")
+    try:
+        redis_proc = start_redis(tmp_path / "redis", *AOF_ARGS)
+    except FileNotFoundError:
+        pytest.skip("redis-server is not installed")
     try:
         expected = _aof_effects(redis_proc, tmp_path / "redis")
     finally:

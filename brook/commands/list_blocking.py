@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from brook import blocking
 from brook.commands.lists import (
-    lmpop_key_positions,
+    blmpop_key_positions,
     move_reply,
     movem_reply,
     mpop_reply,
@@ -147,9 +147,4 @@ def blmpop(client: Session, args: list[bytes]) -> bytes | None:
     return blocking.block(client, COMMANDS["blmpop"], args, keys, blocking.POP, timeout)
 
 
-def _blmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
-    """BLMPOP's keys: LMPOP's, one argument further (the timeout comes first)."""
-    return [position + 1 for position in lmpop_key_positions(argc - 1, args[1:])]
-
-
-COMMANDS["blmpop"].find_keys = _blmpop_key_positions
+COMMANDS["blmpop"].find_keys = blmpop_key_positions

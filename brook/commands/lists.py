@@ -581,6 +581,11 @@ def lmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
 COMMANDS["lmpop"].find_keys = lmpop_key_positions
 
 
+def blmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
+    """BLMPOP's and BZMPOP's keys: LMPOP's, one argument further (the timeout comes first)."""
+    return [position + 1 for position in lmpop_key_positions(argc - 1, args[1:])]
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------------------------

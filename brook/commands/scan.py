@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from brook import glob, keyspace
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, WRONGTYPE, CommandError, command
+from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
@@ -79,12 +80,13 @@ def parse_cursor(arg: bytes) -> int:
 
 
 class ScanOptions:
-    """COUNT, MATCH, TYPE and NOVALUES as scanGenericCommand parses them."""
+    """COUNT, MATCH, TYPE and NOVALUES as scanGenericCommand parses them. ``of`` says what is
+    scanned: ``keys`` (SCAN: TYPE allowed), ``hash`` (HSCAN: NOVALUES allowed) or ``members``
+    (SSCAN, ZSCAN: neither)."""
 
     __slots__ = ("count", "matches", "type_name", "no_values")
 
-    def __init__(self, args: list[bytes], start: int, is_hash: bool,
-                 is_key_scan: bool = True) -> None:
+    def __init__(self, args: list[bytes], start: int, of: str) -> None:
         self.count = 10
         self.matches: Callable[[bytes], bool] | None = None
         self.type_name: bytes | None = None
@@ -103,11 +105,11 @@ class ScanOptions:
                 # Exactly "*" disables matching (and so also returns the empty key name).
                 self.matches = None if pattern == b"*" else glob.matcher(pattern)
                 position += 2
-            elif option == b"type" and is_key_scan and not is_hash and has_value:
+            elif option == b"type" and of == "keys" and has_value:
                 self.type_name = args[position + 1].lower()
                 position += 2
             elif option == b"novalues":
-                if not is_hash:
+                if of != "hash":
                     raise CommandError(NOVALUES_ONLY_HSCAN)
                 self.no_values = True
                 position += 1
@@ -117,9 +119,8 @@ class ScanOptions:
 
 def scan_reply(cursor: int, items: list[bytes]) -> bytes:
     """Every SCAN reply: the next cursor (a bulk string) and a flat array of items."""
-    parts = [b"$%d\r\n%s\r\n" % (len(item), item) for item in items]
     text = b"%d" % cursor
-    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(text), text, len(parts), b"".join(parts))
+    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(text), text, resp.array_of_bulks(items))
 
 
 @command("scan", arity=-2, flags="readonly", acl="@keyspace @read @slow", since="2.8.0",
@@ -130,7 +131,7 @@ def scan_reply(cursor: int, items: list[bytes]) -> bytes:
          syntax="cursor [MATCH pattern] [COUNT count] [TYPE type]")
 def scan(client: Session, args: list[bytes]) -> bytes:
     cursor = parse_cursor(args[1])
-    options = ScanOptions(args, 2, is_hash=False)
+    options = ScanOptions(args, 2, "keys")
     db = client.db
     index = db.synced_key_index()
     found: list[bytes] = []
@@ -186,7 +187,7 @@ def hscan(client: Session, args: list[bytes]) -> bytes:
     if keyspace.TYPE_NAMES.get(type(fields)) != "hash":
         raise CommandError(WRONGTYPE)
     assert isinstance(fields, dict)
-    options = ScanOptions(args, 3, is_hash=True, is_key_scan=False)
+    options = ScanOptions(args, 3, "hash")
     describe = keyspace.ENCODINGS.get(type(fields))
     if describe is not None and describe(fields).startswith("listpack"):
         # Small hashes come back whole, in order, with cursor 0 (as a listpack does in Redis).
@@ -226,7 +227,7 @@ def sscan(client: Session, args: list[bytes]) -> bytes:
     members = scan_target(client, args, "set")
     if members is None:
         return EMPTY_SCAN
-    options = ScanOptions(args, 3, is_hash=False, is_key_scan=False)
+    options = ScanOptions(args, 3, "members")
     if members.encoding != "hashtable":  # type: ignore[attr-defined]
         # intset and listpack sets come back whole, in their order, with cursor 0.
         cursor, found = 0, list(members)  # type: ignore[call-overload]

@@ -29,7 +29,7 @@ _SREM_BATCH = 1024
 _SPOP_MOVE_STRATEGY_MUL = 5
 # A negative SRANDMEMBER count repeats members without bound; beyond this many (gigabytes of
 # reply) it is refused rather than exhaust the server's memory.
-_MAX_REPEATED_MEMBERS = 1 << 27
+MAX_REPEATED_MEMBERS = 1 << 27
 
 
 def _read_set(db: Database, key: bytes) -> SetValue | None:
@@ -264,7 +264,7 @@ def srandmember(client: Session, args: list[bytes]) -> bytes:
     if members is None or count == 0:
         return resp.EMPTY_ARRAY
     if count < 0:
-        if -count > _MAX_REPEATED_MEMBERS:
+        if -count > MAX_REPEATED_MEMBERS:
             raise CommandError("ERR value is out of range")
         pick = members.random_member
         return resp.array_of_bulks([pick() for _ in range(-count)])

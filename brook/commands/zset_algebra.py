@@ -41,7 +41,7 @@ from brook.commands.args import LONG_MAX, parse_int
 from brook.commands.lists import lmpop_key_positions
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
 from brook.commands.scan import EMPTY_SCAN, ScanOptions, parse_cursor, scan_reply, scan_target
-from brook.commands.sets import _MAX_REPEATED_MEMBERS
+from brook.commands.sets import MAX_REPEATED_MEMBERS
 from brook.commands.zset_args import parse_score, read_zset, score_reply
 from brook.commands.zsets import members_reply
 from brook.notify import ZSET, stored
@@ -420,7 +420,7 @@ def zrandmember(client: Session, args: list[bytes]) -> bytes:
     if count < 0 or count == 1:
         # Repeats allowed, in random order (CASE 1).
         wanted = -count if count < 0 else 1
-        if wanted > _MAX_REPEATED_MEMBERS:
+        if wanted > MAX_REPEATED_MEMBERS:
             raise CommandError("ERR value is out of range")
         ranks: Sequence[int] = random.choices(range(size), k=wanted)
     elif count >= size:
@@ -455,7 +455,7 @@ def zscan(client: Session, args: list[bytes]) -> bytes:
     if zset is None:
         return EMPTY_SCAN
     assert isinstance(zset, SortedSet)
-    options = ScanOptions(args, 3, is_hash=False, is_key_scan=False)
+    options = ScanOptions(args, 3, "members")
     matches = options.matches
     items: list[bytes] = []
     if zset.kind == LISTPACK:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from brook.commands.registry import NOT_FLOAT, CommandError, of_type
 from brook.protocol import resp
-from brook.types.zset import AFTER_ALL, BEFORE_ALL, SortedSet, after_score, score_prefix
+from brook.types.zset import SortedSet, after_score, score_prefix
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -159,6 +159,6 @@ def write_zset(db: Database, key: bytes) -> SortedSet | None:
     return of_type(db.lookup(key), SortedSet)  # type: ignore[return-value]
 
 
-__all__ = ["AFTER_ALL", "BEFORE_ALL", "NAN_SCORE", "NOT_FLOAT_RANGE", "NOT_LEX_RANGE",
+__all__ = ["NAN_SCORE", "NOT_FLOAT_RANGE", "NOT_LEX_RANGE",
            "lex_range", "parse_score", "positions_in_score_range", "read_zset", "score_or_null",
            "score_range", "score_reply", "to_double", "write_zset"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from brook import blocking
 from brook.commands.args import parse_int
-from brook.commands.lists import lmpop_key_positions, parse_mpop_args
+from brook.commands.lists import blmpop_key_positions, lmpop_key_positions, parse_mpop_args
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
 from brook.commands.timeouts import parse_timeout
 from brook.commands.zset_args import (
@@ -51,18 +51,20 @@ def members_reply(keys: list[bytes], withscores: bool, proto: int) -> bytes:
     RESP2, one two-element array each in RESP3 (zrangeResultEmit*ToClient)."""
     if not withscores:
         return resp.array_of_bulks([key[8:] for key in keys])
-    parts = []
     if proto == 2:
-        for key in keys:
-            member = key[8:]
-            parts.append(b"$%d\r\n%s\r\n%s" % (len(member), member,
-                                               score_reply(key_score(key), 2)))
-        return b"*%d\r\n%s" % (2 * len(keys), b"".join(parts))
+        return b"*%d\r\n%s" % (2 * len(keys), _pairs(keys, False, 2))
+    return b"*%d\r\n%s" % (len(keys), _pairs(keys, True, proto))
+
+
+def _pairs(keys: list[bytes], nested: bool, proto: int) -> bytes:
+    """Members and scores of order keys, each pair its own array when ``nested`` (no
+    header): range replies and pops frame them differently."""
+    out = []
     for key in keys:
         member = key[8:]
-        parts.append(b"*2\r\n$%d\r\n%s\r\n%s" % (len(member), member,
-                                                 score_reply(key_score(key), 3)))
-    return b"*%d\r\n%s" % (len(keys), b"".join(parts))
+        pair = b"$%d\r\n%s\r\n%s" % (len(member), member, score_reply(key_score(key), proto))
+        out.append(b"*2\r\n" + pair if nested else pair)
+    return b"".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -610,16 +612,6 @@ def _pop(client: Session, db: Database, key: bytes, zset: SortedSet, highest: bo
     return keys
 
 
-def _pairs(keys: list[bytes], nested: bool, proto: int) -> bytes:
-    """Popped members and scores, each pair its own array when ``nested`` (no header)."""
-    out = []
-    for key in keys:
-        member = key[8:]
-        pair = b"$%d\r\n%s\r\n%s" % (len(member), member, score_reply(key_score(key), proto))
-        out.append(b"*2\r\n" + pair if nested else pair)
-    return b"".join(out)
-
-
 def _zpop(client: Session, args: list[bytes], highest: bool) -> bytes:
     """ZPOPMIN/ZPOPMAX key [count]: a flat array in RESP2 (and without a count), pairs in
     RESP3 with a count."""
@@ -770,9 +762,4 @@ def bzmpop(client: Session, args: list[bytes]) -> bytes | None:
     return blocking.block(client, COMMANDS["bzmpop"], args, keys, blocking.ZPOP, timeout)
 
 
-def _bzmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
-    """BZMPOP's keys: ZMPOP's, one argument further (the timeout comes first)."""
-    return [position + 1 for position in lmpop_key_positions(argc - 1, args[1:])]
-
-
-COMMANDS["bzmpop"].find_keys = _bzmpop_key_positions
+COMMANDS["bzmpop"].find_keys = blmpop_key_positions

@@ -51,7 +51,6 @@ _SIGN = 1 << 63
 _ALL = (1 << 64) - 1
 # Above every order key (no stored score is a NaN, whose patterns sort above +inf's).
 AFTER_ALL = b"\xff" * 9
-BEFORE_ALL = b""
 
 
 class ZsetLimits(Protocol):
@@ -361,7 +360,10 @@ class SortedSet:
         key = self.find(member)
         if key is None:
             return None
-        return self.bisect(_ordered(key))
+        key = _ordered(key)
+        if self.index is None:
+            return bisect_left(self.order, key)
+        return self.keys.bisect_left(key)  # type: ignore[union-attr,no-any-return]
 
     def span(self, low: bytes, high: bytes) -> tuple[int, int]:
         """The ranks [start, stop) of the order keys from ``low`` up to (not with) ``high``."""
@@ -373,12 +375,6 @@ class SortedSet:
         keys = self.keys
         start = keys.bisect_left(low)  # type: ignore[union-attr]
         return start, max(start, keys.bisect_left(high))  # type: ignore[union-attr]
-
-    def bisect(self, bound: bytes) -> int:
-        """The number of order keys below ``bound`` (a key or a score prefix)."""
-        if self.index is None:
-            return bisect_left(self.order, bound)
-        return self.keys.bisect_left(bound)  # type: ignore[union-attr]
 
     def bisect_member(self, member: bytes, after: bool) -> int:
         """For lexicographic ranges (meant for members of one score): the rank of the first
