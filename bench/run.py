@@ -4,6 +4,7 @@
     python -m bench.run --suite streams [--stream-entries 100000] [--servers redis]
     python -m bench.run --suite groups [--stream-entries 100000]
     python -m bench.run --suite herd
+    python -m bench.run --suite scripting
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
@@ -19,8 +20,12 @@ three). ``herd`` (not in ``all``): server CPU per entry delivered to 1 to 3,000 
 on blocking XREADGROUP, a fresh server per size; ``python -m bench.herd`` for its own options.
 ``sets`` (not in ``all``): SADD, SISMEMBER, ZADD, ZRANGEBYSCORE ... LIMIT 0 10 and ZPOPMIN
 under redis-benchmark, memory per member of sets and sorted sets, and a delayed-job loop (see
-``bench/sets.py``). ``--tests`` picks rows directly. ``--servers redis`` runs one side only (no ratios), which is
-how the stream rows were developed before Brook had stream commands.
+``bench/sets.py``). ``scripting`` (not in ``all``): EVALSHA of a one-INCR script and of dramatiq's
+enqueue under redis-benchmark, memory per cached script (SCRIPT LOAD of 10,000, a fresh pair per
+repeat), and Brook's in-process cost of EVALSHA against INCR (see ``bench/scripting.py``;
+``python -m bench.scripting`` adds a cProfile). ``--tests`` picks rows directly. ``--servers
+redis`` runs one side only (no ratios), which is how the stream rows were developed before Brook
+had stream commands.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import groups, herd, sets, streams
+from bench import groups, herd, scripting, sets, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -58,6 +63,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "all": DEFAULT_TESTS + streams.STREAM_TESTS + groups.GROUP_TESTS,
     "herd": herd.HERD_TESTS,
     "sets": sets.SET_TESTS + sets.MEMORY_TESTS + (sets.DELAYED_TEST,),
+    "scripting": scripting.SCRIPTING_TESTS,
 }
 SERVERS = ("brook", "redis")
 # ``--baseline DIR``: another Brook checkout (an earlier commit) run beside the two, so that a
@@ -149,13 +155,20 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
     ]
     if variant == "random":
         command += ["-r", str(RANDOM_KEYS)]
-    custom = streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
+    custom = (streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
+              or scripting.CUSTOM_TESTS.get(test))
     if custom is not None:
         custom.prepare(port)
         command += custom.command
     else:
         command += ["-t", test]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
+    if custom is not None:
+        # The first field is the command line, quoted but not escaped (a JSON argument breaks
+        # it as CSV); the seven after it are numbers, the first of them requests/s.
+        for line in result.stdout.splitlines():
+            if line.startswith('"') and not line.startswith('"test"'):
+                return float(line.rsplit(",", 7)[1].strip('"'))
     rows = list(csv.reader(io.StringIO(result.stdout)))
     for row in rows:
         if not row or row[0] == "test":
@@ -223,7 +236,8 @@ def main() -> None:
     bench_tests = [test for test in tests
                    if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS
                    and test not in herd.HERD_TESTS and test not in sets.MEMORY_TESTS
-                   and test != sets.DELAYED_TEST]
+                   and test != sets.DELAYED_TEST
+                   and test not in (scripting.MEMORY_TEST, scripting.INPROCESS_TEST)]
     scan = streams.SCAN_TEST in tests and options.stream_entries > 0
     worker = groups.WORKER_TEST in tests and options.stream_entries > 0
     pending = groups.PENDING_TEST in tests and options.stream_entries > 0
@@ -235,6 +249,8 @@ def main() -> None:
     scan_results: dict[str, dict[str, list[float]]] = {}
     group_results: dict[str, dict[str, list[float]]] = {}
     set_results: dict[str, dict[str, list[float]]] = {}
+    script_results: dict[str, dict[str, list[float]]] = {}
+    inprocess_results: dict[str, dict[str, list[float]]] = {}
     herd_runs: list[herd.HerdRun] = []
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
@@ -302,6 +318,21 @@ def main() -> None:
                     print_row)
             finally:
                 stop_targets(targets)
+        if scripting.MEMORY_TEST in tests:
+            # A fresh pair per repeat: Brook's used_memory is its RSS, which never shrinks.
+            for _ in range(options.repeat):
+                targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
+                try:
+                    scripting.memory_rows({target.name: target.port for target in targets},
+                                          script_results)
+                finally:
+                    stop_targets(targets)
+            for label, row in script_results.items():
+                print_row(label, row)
+        if scripting.INPROCESS_TEST in tests and "brook" in servers:  # in this process
+            inprocess_results = scripting.inprocess_rows(options.repeat)
+            for label, row in inprocess_results.items():
+                print_row(label, row)
         if herd.HERD_TEST in tests:  # a fresh server per size and server, started by bench.herd
             herd_runs = herd.run_herd(list(herd.DEFAULT_SIZES), herd.DEFAULT_ENTRIES, servers,
                                       Path(workdir), options.repeat, options.baseline)
@@ -335,6 +366,19 @@ def main() -> None:
               "a fresh pair per row) and the delayed-job loop (one client).")
         print()
         print(markdown_table(set_results, "measure", ""))
+    if script_results:
+        print()
+        print(f"Memory of {scripting.CACHED_SCRIPTS:,} scripts added with SCRIPT LOAD (growth "
+              f"per script, a fresh pair per repeat, median of {options.repeat}; Brook's "
+              f"used_memory is its RSS).")
+        print()
+        print(markdown_table(script_results, "measure", ""))
+    if inprocess_results:
+        print()
+        print(f"Brook in process (Dispatcher.execute, no sockets): CPU µs per call, median of "
+              f"{options.repeat} rounds of 100,000.")
+        print()
+        print(markdown_table(inprocess_results, "request", "µs"))
     if herd_runs:
         print()
         print(f"Thundering herd: {herd.DEFAULT_ENTRIES:,} XADDs one at a time, N consumers parked "
@@ -343,7 +387,8 @@ def main() -> None:
         print(herd.table(herd_runs, servers))
     if options.json:
         Path(options.json).write_text(json.dumps(
-            results | scan_results | group_results | set_results | herd.rows(herd_runs),
+            results | scan_results | group_results | set_results | script_results
+            | inprocess_results | herd.rows(herd_runs),
             indent=2))
 
 
@@ -357,7 +402,7 @@ def number(value: float) -> str:
 def print_row(label: str, row: dict[str, list[float]]) -> None:
     medians = {name: statistics.median(values) for name, values in row.items()}
     line = f"{label:<44}" + "".join(f" {name} {number(value):>12}" for name, value in medians.items())
-    if "brook" in medians and "redis" in medians:
+    if "brook" in medians and "redis" in medians and medians["redis"]:
         line += f"  ratio {medians['brook'] / medians['redis']:.2f}"
     if "brook" in medians and BASELINE in medians:
         line += f"  vs baseline {medians['brook'] / medians[BASELINE]:.3f}"
@@ -376,7 +421,7 @@ def markdown_table(results: dict[str, dict[str, list[float]]], first: str, unit:
         medians = {name: statistics.median(row[name]) for name in servers}
         cells = [label, *(number(medians[name]) for name in servers)]
         if both:
-            cells.append(f"{medians['brook'] / medians['redis']:.2f}")
+            cells.append(f"{medians['brook'] / medians['redis']:.2f}" if medians["redis"] else "–")
         if baseline:
             cells.append(f"{medians['brook'] / medians[BASELINE]:.3f}")
         lines.append("| " + " | ".join(cells) + " |")

@@ -410,6 +410,9 @@ PARAMETERS: list[Parameter] = [
     _str("aclfile", "", mutable=False),
     _int("tracking-table-max-keys", 1000000, 0, LONG_MAX),
     _int("busy-reply-threshold", 5000, 0, LONG_MAX, aliases=("lua-time-limit",)),
+    # Brook's own: the most each Lua interpreter may allocate (0: no limit); a script that
+    # needs more gets "not enough memory" instead of growing the server without bound.
+    _mem("lua-max-memory", "1gb"),
     # Persistence (read by the persistence layer and by tools such as redis-benchmark)
     _str("dir", ".", protected=True),
     _str("dbfilename", "dump.rdb", protected=True),

@@ -262,6 +262,9 @@ class Dispatcher:
                     f"{aof.last_write_error if aof else ''}")
         if server.loading and "loading" not in cmd.flags:
             return _LOADING
+        busy = server.script_busy
+        if busy is not None and "allow_busy" not in cmd.flags:
+            return busy.busy_error
         if session.in_multi and not cmd.allowed_in_multi:
             return "ERR Command not allowed inside a transaction"
         if (session.protocol == 2 and session.is_subscribed()

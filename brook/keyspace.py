@@ -40,21 +40,42 @@ COPIERS: dict[type, Callable[[object], object]] = {bytes: lambda value: value}
 
 
 def now_ms() -> int:
-    return int(time.time() * 1000)
+    """The command's time in ms: the clock, or a script's start while it runs (Redis's command
+    time snapshot: relative expiries, TTLs and TIME all see one instant)."""
+    snapshot = _time_snapshot
+    return int(time.time() * 1000) if snapshot is None else snapshot // 1000
 
 
-_expiry_paused = False
+def now_us() -> int:
+    snapshot = _time_snapshot
+    return time.time_ns() // 1000 if snapshot is None else snapshot
+
+
+_loading = False
+_time_snapshot: int | None = None  # µs
 
 
 def expiry_now() -> int:
     """The time keys expire against: 0 while a file is being loaded, so nothing expires then,
-    as in Redis (a replayed command must find the key its original found alive)."""
-    return 0 if _expiry_paused else int(time.time() * 1000)
+    as in Redis (a replayed command must find the key its original found alive); else the
+    command's time (:func:`now_ms`: a key alive when a script began stays alive in it)."""
+    if _loading:
+        return 0
+    snapshot = _time_snapshot
+    return int(time.time() * 1000) if snapshot is None else snapshot // 1000
 
 
 def pause_expiry(paused: bool) -> None:
-    global _expiry_paused
-    _expiry_paused = paused
+    global _loading
+    _loading = paused
+
+
+def snapshot_time(at_us: int | None) -> int | None:
+    """Freeze the command time at ``at_us`` (None: let it run); returns the previous one."""
+    global _time_snapshot
+    previous = _time_snapshot
+    _time_snapshot = at_us
+    return previous
 
 
 # ---------------------------------------------------------------------------------------------

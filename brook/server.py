@@ -27,6 +27,7 @@ from brook.keyspace import Database, Keyspace
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.manager import Persistence, PersistenceError
 from brook.pubsub import Registry, Subscribers
+from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
 
 _LOG_MARKS = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
@@ -109,6 +110,8 @@ class Server:
         self.subscribers = Subscribers(self, self.pubsub)
         self.command_table = commands.registry.lookup_table()
         self.dispatcher = Dispatcher(self)
+        # The script running past busy-reply-threshold: other clients get -BUSY meanwhile.
+        self.script_busy: ScriptRun | None = None
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.monitors: list[Client] = []
@@ -156,6 +159,7 @@ class Server:
         self.config.listeners.append(self._config_changed)
         self._update_thresholds()
         self.adjust_open_files_limit()
+        self.scripting = Engine(self)
 
     # -- configuration ----------------------------------------------------------------------------
 
@@ -194,6 +198,8 @@ class Server:
             self.persistence.fsync_policy_changed()
         elif name == "client-output-buffer-limit":
             self.subscribers.output_limits_changed()
+        elif name == "lua-max-memory":
+            self.scripting.memory_limit_changed()
         elif name == "maxclients":
             requested = config.maxclients
             self.adjust_open_files_limit()
@@ -301,10 +307,13 @@ class Server:
         for other in self.clients.values():
             other.refresh_mode()
 
-    def feed_monitors(self, client: Session, cmd: Command, args: list[bytes]) -> None:
+    def feed_monitors(self, client: Session, cmd: Command, args: list[bytes],
+                      explicit: bool = False) -> None:
         """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis
-        does. Administrative commands are never shown and secrets are redacted, as in Redis."""
-        if "admin" in cmd.flags or "skip_monitor" in cmd.flags:
+        does. Administrative commands are never shown and secrets are redacted, as in Redis.
+        ``skip_monitor`` commands (EVAL, FCALL) show themselves, ``explicit``ly, before the
+        commands they run."""
+        if "admin" in cmd.flags or ("skip_monitor" in cmd.flags and not explicit):
             return
         shown = _redact(cmd, args)
         line = b'+%.6f [%d %s] %s\r\n' % (
@@ -515,6 +524,21 @@ class Server:
                 return
             self.loop.call_soon(self._flush_aof_then_replies)
         waiting[client] = None
+
+    def begin_busy(self, run: ScriptRun) -> None:
+        """A script passed busy-reply-threshold: every client takes the dispatcher's checked
+        path, where commands not allowed while busy get -BUSY."""
+        self.script_busy = run
+        for client in self.clients.values():
+            client.refresh_mode()
+
+    def end_busy(self) -> None:
+        self.script_busy = None
+        for client in self.clients.values():
+            client.refresh_mode()
+
+    def shutdown_requested(self) -> bool:
+        return self.shutdown_event is not None and self.shutdown_event.is_set()
 
     def _flush_aof_then_replies(self) -> None:
         waiting = self.replies_waiting_for_aof

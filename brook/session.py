@@ -69,6 +69,7 @@ class Session:
         self.blocked: Waiter | None = None
         self.reprocessing = False  # its parked command is being run again to serve it
         self.in_exec = False  # running EXEC's queue: blocking commands must not block
+        self.in_script = False  # the session scripts run their redis.call commands on
         # Replaying the AOF: a command's bug stops the load; no stats, no MONITOR lines.
         self.replaying = False
         # Pub/Sub subscriptions (brook.pubsub): names -> None, in subscription order.
@@ -104,6 +105,7 @@ class Session:
             or self.parser is not None
             or server.loading
             or server.aof_write_failed
+            or server.script_busy is not None
             # RESP2 subscribed mode: only some commands may run (checked by the dispatcher);
             # PING relies on such clients being slow.
             or self.protocol == 2 and self.is_subscribed()

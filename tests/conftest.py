@@ -161,7 +161,7 @@ _RESTORED_SETTINGS = ("maxclients", "timeout", "slowlog-log-slower-than", "slowl
                       "hash-max-listpack-entries", "hash-max-listpack-value", "hz",
                       "set-max-intset-entries", "set-max-listpack-entries",
                       "set-max-listpack-value", "zset-max-listpack-entries",
-                      "zset-max-listpack-value")
+                      "zset-max-listpack-value", "busy-reply-threshold")
 
 
 def _reset(proc: ServerProcess) -> None:
@@ -180,6 +180,8 @@ def _reset(proc: ServerProcess) -> None:
         client.config_set(name, value)
     client.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
     client.flushall()
+    client.function_flush()
+    client.script_flush()
     client.config_resetstat()
     client.slowlog_reset()
     client.close()

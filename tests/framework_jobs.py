@@ -4,9 +4,11 @@ run ``rq worker`` and ``arq`` in subprocesses with this module on their path).""
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from arq.connections import RedisSettings
+from rq import get_current_job
 
 
 def add(a: int, b: int) -> int:
@@ -17,6 +19,22 @@ def add(a: int, b: int) -> int:
 def fail(message: str) -> None:
     """An RQ job that fails, so that the failed-job registry has something to hold."""
     raise ValueError(message)
+
+
+def stamp() -> float:
+    """An RQ job that says when it ran: a scheduled job must not run before its time."""
+    return time.time()
+
+
+def flaky(key: str, succeed_on: int) -> int:
+    """An RQ job that fails until its ``succeed_on``-th run, for ``Retry``. It appends the
+    time of each run to the list ``key``, so the test sees how often and when it ran."""
+    job = get_current_job()
+    assert job is not None
+    runs = int(job.connection.rpush(key, repr(time.time())))
+    if runs < succeed_on:
+        raise RuntimeError(f"run {runs} fails")
+    return runs
 
 
 async def arq_add(ctx: dict[str, Any], a: int, b: int) -> int:

@@ -27,6 +27,7 @@ FAMILIES = (
     "pubsub",
     "restore",
     "persistence",
+    "scripting",
 )
 
 

@@ -43,7 +43,7 @@ def _pop(client: Session, args: list[bytes], name: str, left: bool) -> bytes | N
 
 
 @command(
-    "blpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1),
+    "blpop", arity=-3, flags="write blocking", keys=(1, -2, 1),
     acl="@write @list @slow @blocking", group="list", since="2.0.0",
     summary="Removes and returns the first element in a list. Blocks until an element is "
     "available otherwise. Deletes the list if the last element was popped.",
@@ -55,7 +55,7 @@ def blpop(client: Session, args: list[bytes]) -> bytes | None:
 
 
 @command(
-    "brpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1),
+    "brpop", arity=-3, flags="write blocking", keys=(1, -2, 1),
     acl="@write @list @slow @blocking", group="list", since="2.0.0",
     summary="Removes and returns the last element in a list. Blocks until an element is "
     "available otherwise. Deletes the list if the last element was popped.",
@@ -78,7 +78,7 @@ def _move(client: Session, args: list[bytes], name: str, from_left: bool, to_lef
 
 
 @command(
-    "brpoplpush", arity=4, flags="write denyoom noscript blocking", keys=(1, 2, 1),
+    "brpoplpush", arity=4, flags="write denyoom blocking", keys=(1, 2, 1),
     acl="@write @list @slow @blocking", group="list", since="2.2.0",
     summary="Pops an element from a list, pushes it to another list and returns it. Block "
     "until an element is available otherwise. Deletes the list if the last element was popped.",
@@ -92,7 +92,7 @@ def brpoplpush(client: Session, args: list[bytes]) -> bytes | None:
 
 
 @command(
-    "blmove", arity=6, flags="write denyoom noscript blocking", keys=(1, 2, 1),
+    "blmove", arity=6, flags="write denyoom blocking", keys=(1, 2, 1),
     acl="@write @list @slow @blocking", group="list", since="6.2.0",
     summary="Pops an element from a list, pushes it to another list and returns it. Blocks "
     "until an element is available otherwise. Deletes the list if the last element was moved.",

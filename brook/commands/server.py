@@ -29,7 +29,7 @@ from brook.commands.registry import (
     subcommand_error,
 )
 from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
-from brook.keyspace import ENCODINGS
+from brook.keyspace import ENCODINGS, now_us
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -235,8 +235,7 @@ def _section_memory(server: Server) -> list[str]:
         f"used_memory_dataset_perc:{dataset * 100 / used if used else 0:.2f}%",
         f"total_system_memory:{system}",
         f"total_system_memory_human:{bytes_to_human(system)}",
-        "used_memory_lua:0",
-        "used_memory_scripts:0",
+        *_scripting_memory(server),
         f"maxmemory:{config.maxmemory}",
         f"maxmemory_human:{bytes_to_human(config.maxmemory)}",
         f"maxmemory_policy:{config.maxmemory_policy}",
@@ -247,6 +246,32 @@ def _section_memory(server: Server) -> list[str]:
         "mem_allocator:libc",
         "lazyfree_pending_objects:0",
         "lazyfreed_objects:0",
+    ]
+
+
+def _scripting_memory(server: Server) -> list[str]:
+    """Redis 7's script and function figures: interpreter memory (Lua's own count) and the
+    cached bodies."""
+    scripting = server.scripting
+    vm_eval = scripting.eval_lua.memory()
+    vm_functions = scripting.functions_lua.memory()
+    scripts_eval = scripting.scripts.body_bytes
+    functions = sum(len(code) for code in scripting.functions.codes())
+    libraries, function_count = scripting.functions.counts()
+    return [
+        f"used_memory_lua:{vm_eval}",
+        f"used_memory_vm_eval:{vm_eval}",
+        f"used_memory_lua_human:{bytes_to_human(vm_eval)}",
+        f"used_memory_scripts_eval:{scripts_eval}",
+        f"number_of_cached_scripts:{len(scripting.scripts)}",
+        f"number_of_functions:{function_count}",
+        f"number_of_libraries:{libraries}",
+        f"used_memory_vm_functions:{vm_functions}",
+        f"used_memory_vm_total:{vm_eval + vm_functions}",
+        f"used_memory_vm_total_human:{bytes_to_human(vm_eval + vm_functions)}",
+        f"used_memory_functions:{functions}",
+        f"used_memory_scripts:{scripts_eval + functions}",
+        f"used_memory_scripts_human:{bytes_to_human(scripts_eval + functions)}",
     ]
 
 
@@ -279,6 +304,7 @@ def _section_stats(server: Server) -> list[str]:
         "expired_time_cap_reached_count:0",
         "evicted_keys:0",
         "evicted_clients:0",
+        f"evicted_scripts:{server.scripting.scripts.evicted}",
         f"keyspace_hits:{keyspace.hits}",
         f"keyspace_misses:{keyspace.misses}",
         f"pubsub_channels:{len(server.pubsub.channels)}",
@@ -443,7 +469,7 @@ def info(client: Session, args: list[bytes]) -> bytes:
 @command("time", arity=1, flags="loading stale fast", acl="@fast", group="server", since="2.6.0",
          summary="Returns the server time.", syntax="")
 def time_(client: Session, args: list[bytes]) -> bytes:
-    micros = time.time_ns() // 1000
+    micros = now_us()  # a script's commands see the time it started, as in Redis
     return resp.array_of_bulks([b"%d" % (micros // 1_000_000), b"%d" % (micros % 1_000_000)])
 
 
@@ -497,6 +523,12 @@ def _debug_set_active_expire(client: Session, args: list[bytes]) -> bytes:
     return resp.OK
 
 
+def _debug_set_disable_deny_scripts(client: Session, args: list[bytes]) -> bytes:
+    """Let scripts run commands flagged ``noscript`` (Redis's test knob)."""
+    client.server.scripting.deny_script_disabled = bool(c_atoi(args[2]))
+    return resp.OK
+
+
 def _string_encoding(value: object) -> str:
     if isinstance(value, bytes):
         if len(value) <= 20 and parse_int_or_none(value) is not None:
@@ -527,7 +559,7 @@ def _serialized_length(value: object) -> int:
 
 
 def _debug_object(client: Session, args: list[bytes]) -> bytes:
-    value = client.db.lookup(args[2])
+    value = client.db.data.get(args[2])  # as Redis: an expired key not yet deleted is there
     if value is None:
         raise CommandError(NO_SUCH_KEY)
     encoder = ENCODINGS.get(type(value))
@@ -594,6 +626,7 @@ def _debug_protocol(client: Session, args: list[bytes]) -> bytes:
 _DEBUG_SUBCOMMANDS: dict[bytes, tuple[int, Callable[[Session, list[bytes]], bytes]]] = {
     b"sleep": (3, _debug_sleep),
     b"set-active-expire": (3, _debug_set_active_expire),
+    b"set-disable-deny-scripts": (3, _debug_set_disable_deny_scripts),
     b"object": (3, _debug_object),
     b"log": (3, _debug_log),
     b"protocol": (3, _debug_protocol),
@@ -613,6 +646,9 @@ _DEBUG_HELP = [
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "SET-DISABLE-DENY-SCRIPTS <0|1>",
+    "    Setting it to 1 allows scripts to run commands flagged noscript (such as",
+    "    blocking ones, which then do not block).",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "HELP",

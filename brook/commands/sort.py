@@ -135,7 +135,8 @@ def _weight(value: bytes | None) -> float | None:
     return None if weight != weight else weight
 
 
-def _elements(value: object, options: _Options) -> tuple[list[bytes], int, int]:
+def _elements(value: object, options: _Options,
+              in_script: bool) -> tuple[list[bytes], int, int]:
     """The elements to sort (or already in output order) and the [start, end] window."""
     kind = keyspace.TYPE_NAMES.get(type(value)) if value is not None else "list"
     if kind == "zset":
@@ -144,8 +145,9 @@ def _elements(value: object, options: _Options) -> tuple[list[bytes], int, int]:
         elements = list(value) if value is not None else []  # type: ignore[call-overload]
     else:
         raise CommandError(WRONGTYPE)
-    if options.dont_sort and kind == "set" and options.store is not None:
-        # The set's own order is not reproducible: sort it so the stored list is.
+    if options.dont_sort and kind == "set" and (options.store is not None or in_script):
+        # The set's own order is not reproducible: sort it so the stored list (or what a
+        # script does with the reply) is.
         options.dont_sort, options.alpha, options.by = False, True, None
     length = len(elements)
     start = min(max(options.start, 0), length)
@@ -182,7 +184,7 @@ def _sorted(db: Database, elements: list[bytes], options: _Options) -> list[byte
 def _sort(client: Session, args: list[bytes], readonly: bool) -> bytes:
     options = _parse_options(args, readonly)
     db = client.db
-    elements, start, end = _elements(db.lookup_read(args[1]), options)
+    elements, start, end = _elements(db.lookup_read(args[1]), options, client.in_script)
     if not options.dont_sort:
         elements = _sorted(db, elements, options)
     window = elements[start:end + 1] if end >= start else []

@@ -719,7 +719,7 @@ def _bzpop(client: Session, args: list[bytes], name: str, highest: bool) -> byte
 
 
 @command(
-    "bzpopmin", arity=-3, flags="write noscript blocking fast", keys=(1, -2, 1),
+    "bzpopmin", arity=-3, flags="write blocking fast", keys=(1, -2, 1),
     acl="@write @sortedset @fast @blocking", group="sorted-set", since="5.0.0",
     summary="Removes and returns the member with the lowest score from one or more sorted "
     "sets. Blocks until a member is available otherwise. Deletes the sorted set if the last "
@@ -732,7 +732,7 @@ def bzpopmin(client: Session, args: list[bytes]) -> bytes | None:
 
 
 @command(
-    "bzpopmax", arity=-3, flags="write noscript blocking fast", keys=(1, -2, 1),
+    "bzpopmax", arity=-3, flags="write blocking fast", keys=(1, -2, 1),
     acl="@write @sortedset @fast @blocking", group="sorted-set", since="5.0.0",
     summary="Removes and returns the member with the highest score from one or more sorted "
     "sets. Blocks until a member available otherwise.  Deletes the sorted set if the last "

@@ -25,6 +25,7 @@ from brook.persistence.aof import AppendOnlyFile, encode_command
 from brook.persistence.loader import AofError, load_file
 from brook.persistence.rewrite import rewrite_commands
 from brook.persistence.snapshot import SnapshotError, load_snapshot, write_snapshot
+from brook.scripting.functions import FunctionError
 
 if TYPE_CHECKING:
     from brook.server import Server
@@ -55,7 +56,8 @@ def write_rewrite(server: Server, path: str) -> None:
     with open(path, "wb") as out:
         batch: list[bytes] = []
         size = 0
-        for command in rewrite_commands(server.keyspace):
+        for command in rewrite_commands(server.keyspace,
+                                        libraries=server.scripting.functions.codes()):
             encoded = encode_command(command)
             batch.append(encoded)
             size += len(encoded)
@@ -135,8 +137,12 @@ class Persistence:
     def _load_snapshot(self, path: str) -> None:
         server = self.server
         started = time.monotonic()
+        libraries: list[bytes] = []
         try:
-            self.last_load_keys = load_snapshot(server.keyspace, path)
+            self.last_load_keys = load_snapshot(server.keyspace, path, libraries)
+            server.scripting.functions.load_libraries(libraries)
+        except FunctionError as err:
+            raise PersistenceError(f"Fatal error loading the functions of {path}: {err}") from err
         except SnapshotError as err:
             raise PersistenceError(
                 f"Fatal error loading the snapshot {path}: {err}. Brook reads only its own "
@@ -191,7 +197,8 @@ class Persistence:
         server = self.server
         started = time.monotonic()
         try:
-            write_snapshot(server.keyspace, server.config.dbfilename)
+            write_snapshot(server.keyspace, server.config.dbfilename,
+                           server.scripting.functions.codes())
         except OSError as err:
             server.last_bgsave_ok = False
             server.log("warning", f"Failed saving the DB: {err.strerror or err}")
@@ -216,7 +223,7 @@ class Persistence:
         if pid == 0:
             code = 1
             try:
-                write_snapshot(server.keyspace, temp)
+                write_snapshot(server.keyspace, temp, server.scripting.functions.codes())
                 code = 0
             finally:
                 os._exit(code)

@@ -34,7 +34,7 @@ server that appended; Redis's rewrite does not keep it either. Snapshots keep it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from brook.keyspace import Keyspace, now_ms
 from brook.protocol.requests import parse_strict_int
@@ -55,13 +55,17 @@ def _int(value: int) -> bytes:
     return b"%d" % value
 
 
-def rewrite_commands(keyspace: Keyspace, now: int | None = None) -> Iterator[list[bytes]]:
-    """Commands (lists of arguments) that rebuild every database of ``keyspace``.
+def rewrite_commands(keyspace: Keyspace, now: int | None = None,
+                     libraries: Iterable[bytes] = ()) -> Iterator[list[bytes]]:
+    """Commands (lists of arguments) that rebuild the FUNCTION ``libraries`` (their code)
+    and every database of ``keyspace``.
 
     Keys already expired at ``now`` (ms; default: the current time) are left out, as Redis
     does. Each non-empty database starts with ``SELECT index``.
     """
     current = now_ms() if now is None else now
+    for code in libraries:
+        yield [b"FUNCTION", b"LOAD", code]
     for db in keyspace.databases:
         if not db.data:
             continue

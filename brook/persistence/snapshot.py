@@ -68,6 +68,7 @@ _TRAILER_MARK = b"BEND"
 _TRAILER = struct.Struct("<4sQI")  # mark, file length (trailer included), CRC-32
 
 # Section opcodes.
+_OP_FUNCTION = 0xF5  # a FUNCTION library's code (the opcode Redis's RDB uses for them)
 _OP_DB = 0xFE
 _OP_END = 0xFF
 # Value types.
@@ -156,8 +157,10 @@ class _Writer:
         self.column("Q", [i & _MASK64 for i in ids])
 
 
-def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO) -> None:
-    """Write every database of ``keyspace`` to ``target``: a path (written to a temporary file
+def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO,
+                   libraries: Iterable[bytes] = ()) -> None:
+    """Write the FUNCTION ``libraries`` (their code) and every database of ``keyspace`` to
+    ``target``: a path (written to a temporary file
     in the same directory, synced, then renamed over it, so a crash never leaves half a
     snapshot under the name) or a binary file object (written as is, not closed).
 
@@ -168,7 +171,7 @@ def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                _write(keyspace, out)
+                _write(keyspace, out, libraries)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, path)
@@ -177,14 +180,17 @@ def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO
                 os.unlink(tmp)
             raise
         return
-    _write(keyspace, target)
+    _write(keyspace, target, libraries)
 
 
-def _write(keyspace: Keyspace, out: BinaryIO) -> None:
+def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes]) -> None:
     current = now_ms()
     w = _Writer(out)
     w.put(_HEADER.pack(MAGIC, VERSION, 0 if sys.byteorder == "little" else 1, _platform(),
                        current))
+    for code in libraries:
+        w.u8(_OP_FUNCTION)
+        w.blob(code)
     for db in keyspace.databases:
         if not db.data:
             continue
@@ -385,9 +391,11 @@ class _Reader:
         return [m << 64 | s for m, s in zip(ms, seqs, strict=True)]
 
 
-def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes) -> int:
+def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
+                  libraries: list[bytes] | None = None) -> int:
     """Fill ``keyspace`` (normally empty: loaded keys replace existing ones) from a snapshot
-    file (or its bytes); returns the number of keys loaded.
+    file (or its bytes); returns the number of keys loaded. The code of the FUNCTION libraries
+    it holds is appended to ``libraries``.
 
     The whole file is checked (magic, version, platform, length and CRC-32) before any key is
     stored, so on :class:`SnapshotError` for those the keyspace is unchanged.
@@ -401,7 +409,7 @@ def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes) ->
             raise SnapshotError(f"cannot read snapshot: {err}") from err
     reader = _open(data)
     try:
-        return _load_databases(keyspace, reader)
+        return _load_databases(keyspace, reader, [] if libraries is None else libraries)
     except SnapshotError:
         raise
     except (ValueError, IndexError, KeyError, OverflowError, struct.error, TypeError,
@@ -431,7 +439,7 @@ def _open(data: bytes) -> _Reader:
     return _Reader(data, _HEADER.size, len(data) - _TRAILER.size)
 
 
-def _load_databases(keyspace: Keyspace, r: _Reader) -> int:
+def _load_databases(keyspace: Keyspace, r: _Reader, libraries: list[bytes]) -> int:
     loaded = 0
     while True:
         op = r.u8()
@@ -439,6 +447,9 @@ def _load_databases(keyspace: Keyspace, r: _Reader) -> int:
             if r.pos != r.end:
                 raise SnapshotError("corrupt snapshot: data after the end marker")
             return loaded
+        if op == _OP_FUNCTION:
+            libraries.append(r.blob())
+            continue
         if op != _OP_DB:
             raise SnapshotError(f"corrupt snapshot: unknown section {op:#x}")
         index = _U32.unpack(r.take(4))[0]

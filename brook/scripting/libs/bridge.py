@@ -1,0 +1,480 @@
+"""What the libraries share: failing the way Redis's C library functions fail.
+
+A C library function fails with ``luaL_error`` or ``luaL_argerror``. The message starts with
+the position of the line that called it (``user_script:1: ``, none when the caller is C, as
+under ``pcall(f)``), and an argument error names the function as the calling script spelled it
+(``bad argument #1 to 'band'`` for ``bit.band(x)``, ``to 'f'`` after ``local f = bit.band``,
+``calling 'band' on bad self`` for ``bit:band(x)``, ``to '?'`` under ``pcall``). Brook's
+libraries are Lua functions or Lua functions around Python ones, and produce the same text:
+
+* every public function is registered with its name (``register``); a helper that fails
+  (``fail``, ``argerror``, ...) walks up the stack to the registered frame and reads its name
+  and its caller's line there. Only failures pay for it.
+* Python functions (bit, struct) raise :class:`LuaArgError` or :class:`LuaLibError`;
+  :func:`lua_function` wraps them in a small Lua function that raises the message as a Lua
+  string (a Python exception crossing into Lua would be a userdata error value, which ``pcall``
+  callers and error replies cannot use).
+
+A C function called in tail position (``return cjson.decode(x)``) still has the script's frame
+under it; a Lua function called so replaces it, and both the line and the alias are lost (the
+library's own name is used then). :func:`load_without_tail_calls` compiles a script with its
+tail calls as plain calls, which keeps that frame; the libraries' own chunks are compiled so
+(:func:`run_library`), so that their internal tail calls never hide the public function.
+
+The Python helpers reproduce the Lua C API's argument conversions (``luaL_checknumber``
+accepting numeric strings, ``lua_tolstring`` formatting numbers with ``%.14g``, ``lua_Number``
+to ``lua_Integer`` casts as x86-64 performs them)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any
+
+import lupa.lua51 as lupa51
+
+if TYPE_CHECKING:
+    from lupa.lua51 import LuaRuntime
+
+# Lua's C API refuses to grow one C function's stack beyond this many slots (luaconf.h).
+LUAI_MAXCSTACK = 8000
+
+_FAILED = object()  # the first result of a call that failed; then the message (or narg, message)
+NEGATIVE_ZERO = object()  # stands for -0.0, which lupa would hand to Python as the int 0
+
+_HELPERS = r"""
+local getinfo, format, error, type, tonumber, tostring, floor, unpack, select =
+  debug.getinfo, string.format, error, type, tonumber, tostring, math.floor, unpack, select
+local H = {}
+
+-- Library functions (as scripts see them) and their own names; weak, for cjson.new().
+local registry = setmetatable({}, {__mode = 'k'})
+
+function H.register(fn, name)
+  registry[fn] = name
+  return fn
+end
+
+-- Where the running library function is: the name luaL_argerror gives it, how it was
+-- reached ("method", ...), and the "source:line: " luaL_where(L, 1) gives its caller.
+-- Found by walking up from the helper that failed; only failures pay for it.
+local function describe()
+  local level = 3
+  while true do
+    local info = getinfo(level, 'f')
+    if info == nil then return '?', '', '' end
+    local canonical = registry[info.func]
+    if canonical then
+      local caller = getinfo(level + 1, 'Sl')
+      if caller and caller.what == 'tail' then return canonical, '', '' end
+      local named = getinfo(level, 'n')
+      local where = ''
+      if caller and caller.currentline > 0 then
+        where = format('%s:%d: ', caller.short_src, caller.currentline)
+      end
+      return named.name or '?', named.namewhat, where
+    end
+    level = level + 1
+  end
+end
+
+-- luaL_error: the message after the caller's position.
+function H.fail(message)
+  local _, _, where = describe()
+  error(where .. message, 0)
+end
+
+-- luaL_argerror.
+function H.argerror(narg, extramsg)
+  local name, namewhat, where = describe()
+  if namewhat == 'method' then
+    narg = narg - 1
+    if narg == 0 then
+      error(format("%scalling '%s' on bad self (%s)", where, name, extramsg), 0)
+    end
+  end
+  error(format("%sbad argument #%d to '%s' (%s)", where, narg, name, extramsg), 0)
+end
+local argerror = H.argerror
+
+-- luaL_typerror; `nargs` tells a missing argument ("no value") from nil.
+function H.typeerror(narg, tname, value, nargs)
+  local got = narg > nargs and 'no value' or type(value)
+  argerror(narg, format('%s expected, got %s', tname, got))
+end
+local typeerror = H.typeerror
+
+-- lua_Number -> lua_Integer as a C cast on x86-64: truncation; NaN and overflow give -2^63.
+local function tointeger(n)
+  if n ~= n or n >= 9223372036854775808 or n < -9223372036854775808 then
+    return -9223372036854775808
+  end
+  if n >= 0 then return floor(n) end
+  return -floor(-n)
+end
+H.tointeger = tointeger
+
+-- A 64-bit integer kept in a C int: the low 32 bits, signed.
+function H.toint32(n)
+  n = n % 4294967296
+  if n >= 2147483648 then return n - 4294967296 end
+  return n
+end
+
+-- luaL_checkinteger.
+function H.checkinteger(narg, value, nargs)
+  local n = tonumber(value)
+  if n == nil then typeerror(narg, 'number', value, nargs) end
+  return tointeger(n)
+end
+
+-- luaL_optinteger.
+function H.optinteger(narg, value, nargs, default)
+  if value == nil then return default end
+  return H.checkinteger(narg, value, nargs)
+end
+
+-- luaL_checklstring: strings, and numbers as tostring() prints them.
+function H.checkstring(narg, value, nargs)
+  local kind = type(value)
+  if kind == 'string' then return value end
+  if kind == 'number' then return tostring(value) end
+  typeerror(narg, 'string', value, nargs)
+end
+
+-- A Python function's failure (see lua_function): a message, or an argument number and one.
+function H.raise(first, second)
+  if second == nil then H.fail(first) end
+  argerror(first, second)
+end
+
+-- Values first..last of a table, even more of them than unpack() returns at once.
+function H.spread(values, first, last)
+  if last - first < 7000 then return unpack(values, first, last) end
+  return values[first], H.spread(values, first + 1, last)
+end
+
+return H
+"""
+
+_SHIM_ONE = """
+local python_function, failed, raise = ...
+return function(...)
+  local result, first, second = python_function(...)
+  if result == failed then raise(first, second) end
+  return result
+end
+"""
+
+_SHIM_MANY = """
+local python_function, failed, raise, spread = ...
+local select = select
+local function collect(...) return {n = select('#', ...), ...} end
+return function(...)
+  local results = collect(python_function(...))
+  if results[1] == failed then raise(results[2], results[3]) end
+  return spread(results, 1, results.n)
+end
+"""
+
+# Only -0.0 is worth a look at the arguments: lupa turns every integral number into an int.
+_SHIM_EXACT_ZERO = """
+local python_function, failed, raise, negative_zero = ...
+local select, unpack = select, unpack
+local function collect(...) return {n = select('#', ...), ...} end
+return function(...)
+  local result, first, second
+  local args
+  for i = 1, select('#', ...) do
+    local value = select(i, ...)
+    if value == 0 and 1 / value < 0 then
+      args = args or collect(...)
+      args[i] = negative_zero
+    end
+  end
+  if args then
+    result, first, second = python_function(unpack(args, 1, args.n))
+  else
+    result, first, second = python_function(...)
+  end
+  if result == failed then raise(first, second) end
+  return result
+end
+"""
+
+
+class LuaLibError(Exception):
+    """Raised by a library function: its message (str or bytes) becomes the Lua error."""
+
+
+class LuaArgError(LuaLibError):
+    """A bad argument: Lua reports it as ``bad argument #narg to '<name>' (extramsg)``."""
+
+    def __init__(self, narg: int, extramsg: str | bytes) -> None:
+        super().__init__(extramsg)
+        self.narg = narg
+        self.extramsg = extramsg.encode() if isinstance(extramsg, str) else extramsg
+
+
+def lua_helpers(lua: LuaRuntime) -> Any:
+    """The Lua table of helpers for Lua-source libraries: ``register`` (a public function and
+    its name), ``fail`` (luaL_error), ``argerror``, ``typeerror``, ``checkinteger``, ..."""
+    return run_library(lua, "helpers", _HELPERS)
+
+
+def lua_function(lua: LuaRuntime, function: Callable[..., Any], name: str, *,
+                 many_results: bool = False, exact_zero: bool = False,
+                 helpers: Any = None) -> Any:
+    """A Lua function calling ``function``. Its result is one Lua value, or with
+    ``many_results`` a tuple of them; ``exact_zero`` passes -0.0 as :data:`NEGATIVE_ZERO`.
+    ``name`` is the library's name for it, used when the caller's frame cannot say."""
+
+    def call(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except LuaArgError as err:
+            return (_FAILED, err.narg, err.extramsg)
+        except LuaLibError as err:
+            message = err.args[0]
+            return (_FAILED, message.encode() if isinstance(message, str) else message)
+
+    helpers = helpers if helpers is not None else lua_helpers(lua)
+    if many_results:
+        shim = run_library(lua, name, _SHIM_MANY, call, _FAILED, helpers[b"raise"],
+                           helpers[b"spread"])
+    elif exact_zero:
+        shim = run_library(lua, name, _SHIM_EXACT_ZERO, call, _FAILED, helpers[b"raise"],
+                           NEGATIVE_ZERO)
+    else:
+        shim = run_library(lua, name, _SHIM_ONE, call, _FAILED, helpers[b"raise"])
+    return helpers[b"register"](shim, name.encode())
+
+
+def lua_table(lua: LuaRuntime, functions: dict[str, Callable[..., Any]], *,
+              many_results: Collection[str] = (), exact_zero: Collection[str] = ()) -> Any:
+    """A Lua table of library functions, by name."""
+    helpers = lua_helpers(lua)
+    table = lua.table()
+    for name, function in functions.items():
+        table[name.encode()] = lua_function(
+            lua, function, name, many_results=name in many_results,
+            exact_zero=name in exact_zero, helpers=helpers)
+    return table
+
+
+# ---- the Lua C API's conversions, for Python library functions ------------------------------
+
+def lua_type_name(value: Any) -> str:
+    """``luaL_typename`` of a value lupa handed to Python."""
+    if value is None:
+        return "nil"
+    if value is True or value is False:
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, bytes):
+        return "string"
+    if value is NEGATIVE_ZERO:
+        return "number"
+    kind = lupa51.lua_type(value)
+    return kind if kind is not None else "userdata"
+
+
+# What glibc's strtod reads (after leading white space): hex floats, decimals, inf, nan(...).
+_STRTOD = re.compile(
+    rb"[ \t\n\v\f\r]*([+-]?)(?:"
+    rb"(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
+    rb"|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+    rb"|([iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+    rb"|([nN][aA][nN](?:\([0-9A-Za-z_]*\))?))")
+_TRAILING_SPACE = re.compile(rb"[ \t\n\v\f\r]*\Z")
+
+
+def c_strtod(text: bytes) -> tuple[float, int] | None:
+    """glibc ``strtod``: the value of the longest number at the start of ``text`` and where it
+    ends, or None when there is none."""
+    match = _STRTOD.match(text)
+    if match is None:
+        return None
+    sign, hexa, decimal, infinity = match.group(1, 2, 3, 4)
+    if hexa is not None:
+        try:
+            value = float.fromhex(hexa.decode())
+        except OverflowError:
+            value = math.inf
+    elif decimal is not None:
+        value = float(decimal)
+    elif infinity is not None:
+        value = math.inf
+    else:
+        value = math.nan
+    return (-value if sign == b"-" else value), match.end()
+
+
+def str_to_number(text: bytes) -> float | None:
+    """Lua 5.1's ``luaO_str2d`` (what ``tonumber`` and ``lua_tonumber`` do with a string): a
+    whole number, with white space around it allowed; the string ends at its first zero byte."""
+    text = text.split(b"\0", 1)[0]
+    parsed = c_strtod(text)
+    if parsed is None or not _TRAILING_SPACE.match(text, parsed[1]):
+        return None
+    return parsed[0]
+
+
+def to_number(value: Any) -> float | None:
+    """``lua_tonumber``: numbers and numeric strings, else None."""
+    if type(value) is int or type(value) is float:
+        return value
+    if isinstance(value, bytes):
+        return str_to_number(value)
+    if value is NEGATIVE_ZERO:
+        return -0.0
+    return None
+
+
+def arg(args: tuple[Any, ...], narg: int) -> Any:
+    """Argument ``narg`` (1-based), None when absent."""
+    return args[narg - 1] if narg <= len(args) else None
+
+
+def type_error(args: tuple[Any, ...], narg: int, expected: str) -> LuaArgError:
+    """``luaL_typerror``: what was expected and what came (``no value`` for a missing one)."""
+    got = "no value" if narg > len(args) else lua_type_name(args[narg - 1])
+    return LuaArgError(narg, f"{expected} expected, got {got}")
+
+
+def check_number(args: tuple[Any, ...], narg: int) -> float:
+    """``luaL_checknumber``."""
+    number = to_number(arg(args, narg))
+    if number is None:
+        raise type_error(args, narg, "number")
+    return number
+
+
+def to_integer(number: float) -> int:
+    """A ``lua_Number`` cast to ``lua_Integer`` on x86-64: truncated; NaN and out-of-range
+    values give -2**63."""
+    if number != number or not -2.0**63 <= number < 2.0**63:
+        return -(1 << 63)
+    return int(number)
+
+
+def check_integer(args: tuple[Any, ...], narg: int) -> int:
+    """``luaL_checkinteger``."""
+    return to_integer(check_number(args, narg))
+
+
+def opt_integer(args: tuple[Any, ...], narg: int, default: int) -> int:
+    """``luaL_optinteger``: absent and nil give ``default``."""
+    return default if arg(args, narg) is None else check_integer(args, narg)
+
+
+def number_to_string(number: float) -> bytes:
+    """``lua_tolstring`` of a number (``%.14g``, with C's ``-nan``)."""
+    if number != number:
+        return b"-nan" if math.copysign(1.0, number) < 0 else b"nan"
+    return b"%.14g" % number
+
+
+def check_string(args: tuple[Any, ...], narg: int) -> bytes:
+    """``luaL_checklstring``: a string, or a number converted to one."""
+    value = arg(args, narg)
+    if isinstance(value, bytes):
+        return value
+    number = to_number(value)
+    if number is not None:
+        return number_to_string(number)
+    raise type_error(args, narg, "string")
+
+
+# ---- scripts compiled without tail calls ---------------------------------------------------
+#
+# In Redis every library function is a C function, and a C function called in tail position
+# (``return cjson.decode(x)``) still has the script's frame under it: its errors read
+# "user_script:1: ..." and name it as the script spelled it. A Lua function called that way
+# replaces the script's frame, and both are lost. A script compiled with its tail calls turned
+# into plain calls keeps that frame. Lua 5.1 compiles ``return f(x)`` to
+# ``TAILCALL A B 0; RETURN A 0``: as ``CALL A B 0; RETURN A 0`` it returns the same values.
+# What changes: unbounded tail recursion in a script stops at Lua's 20000-call limit.
+
+_OP_MASK = 0x3F
+_OP_CALL = 28
+_OP_TAILCALL = 29
+
+
+class _Chunk:
+    """A reader over a ``string.dump`` image (Lua 5.1 format, sizes from its header)."""
+
+    def __init__(self, image: bytearray) -> None:
+        if image[:5] != b"\x1bLua\x51" or image[6] != 1:
+            raise ValueError("not a little-endian Lua 5.1 chunk")
+        self.image = image
+        self.int_size, self.size_t_size = image[7], image[8]
+        self.number_size = image[10]
+        self.at = 12
+
+    def integer(self, size: int) -> int:
+        value = int.from_bytes(self.image[self.at:self.at + size], "little")
+        self.at += size
+        return value
+
+    def skip_string(self) -> None:
+        length = self.integer(self.size_t_size)
+        self.at += length
+
+    def function(self) -> None:
+        """Walk one function prototype, turning its tail calls into calls."""
+        self.skip_string()  # source
+        self.at += 2 * self.int_size + 4  # line defined, last line, nups, params, vararg, stack
+        for _ in range(self.integer(self.int_size)):
+            if self.image[self.at] & _OP_MASK == _OP_TAILCALL:
+                self.image[self.at] = (self.image[self.at] & ~_OP_MASK) | _OP_CALL
+            self.at += 4
+        for _ in range(self.integer(self.int_size)):
+            kind = self.integer(1)
+            if kind == 1:
+                self.at += 1
+            elif kind == 3:
+                self.at += self.number_size
+            elif kind == 4:
+                self.skip_string()
+        for _ in range(self.integer(self.int_size)):
+            self.function()
+        lines = self.integer(self.int_size)  # line info
+        self.at += lines * self.int_size
+        for _ in range(self.integer(self.int_size)):  # local variables
+            self.skip_string()
+            self.at += 2 * self.int_size
+        for _ in range(self.integer(self.int_size)):  # upvalue names
+            self.skip_string()
+
+
+def without_tail_calls(image: bytes) -> bytes:
+    """A ``string.dump`` image with every tail call (in all nested functions) made a call."""
+    chunk = _Chunk(bytearray(image))
+    chunk.function()
+    return bytes(chunk.image)
+
+
+_LOAD = """
+local source, chunkname, patch = ...
+local compiled, message = loadstring(source, chunkname)
+if not compiled then return nil, message end
+return loadstring(patch(string.dump(compiled)), chunkname)
+"""
+
+
+def load_without_tail_calls(lua: LuaRuntime, source: bytes, chunkname: bytes) -> Any:
+    """``loadstring(source, chunkname)`` with tail calls compiled as calls: the function, or
+    ``(None, message)`` for a syntax error (the message as loadstring gives it)."""
+    return lua.execute(_LOAD, source, chunkname, without_tail_calls)
+
+
+def run_library(lua: LuaRuntime, name: str, source: str, *args: Any) -> Any:
+    """Run a library's Lua source (chunk ``=brook:<name>``) with ``args``; its own tail calls
+    are compiled as calls too, so a public function's frame stays under its helpers."""
+    loaded = load_without_tail_calls(lua, source.encode(), f"=brook:{name}".encode())
+    if isinstance(loaded, tuple):
+        raise RuntimeError(f"library {name} does not compile: {loaded[1]!r}")
+    return loaded(*args)
