@@ -103,7 +103,7 @@ class Functions:
         self.loading: Library | None = None
         self.libraries: dict[bytes, Library] = {}
         self.functions: dict[bytes, Function] = {}  # by lower-case name
-        self.interpreter = Interpreter(engine, register_function=_RegisterFunction(self))
+        self.interpreter = Interpreter(engine, register_function=self.register)
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -241,7 +241,7 @@ class Functions:
         """FUNCTION FLUSH: no libraries, and a new interpreter, as Redis rebuilds its VM."""
         self.libraries.clear()
         self.functions.clear()
-        self.interpreter = Interpreter(self.engine, register_function=_RegisterFunction(self))
+        self.interpreter = Interpreter(self.engine, register_function=self.register)
         self.interpreter.set_memory_limit(self.engine.server.config.lua_max_memory)
 
     def matching(self, pattern: bytes | None) -> list[Library]:
@@ -304,17 +304,6 @@ class Functions:
 
     def counts(self) -> tuple[int, int]:
         return len(self.libraries), len(self.functions)
-
-
-class _RegisterFunction:
-    """``redis.register_function`` as the load-time API holds it (the interpreter wraps it
-    so that the error text it returns is raised as Redis's error table)."""
-
-    def __init__(self, functions: Functions) -> None:
-        self.functions = functions
-
-    def __call__(self, *args: Any) -> bytes | None:
-        return self.functions.register(*args)
 
 
 def _flags(table: Any) -> tuple[str, ...] | None:

@@ -139,7 +139,7 @@ class ReplyWriter:
     """Encodes a script's return value for a client speaking ``proto``; ``script_proto`` is
     the RESP version the script chose (booleans differ)."""
 
-    def __init__(self, lua: LuaRuntime, classify: Any, slice_: Any) -> None:
+    def __init__(self, classify: Any, slice_: Any) -> None:
         self.lua_type = lua_type
         self.classify = classify
         self.slice = slice_

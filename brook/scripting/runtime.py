@@ -121,7 +121,7 @@ class Interpreter:
         self.error_table = env[b"error_table"]
         self.collect()  # what building the environment left behind
         self.reader = ReplyReader(lua)
-        self.writer = ReplyWriter(lua, env[b"classify"], env[b"slice"])
+        self.writer = ReplyWriter(env[b"classify"], env[b"slice"])
         self.table_from = lua.table_from
 
     def compile(self, body: bytes, name: bytes) -> Any:
