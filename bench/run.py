@@ -5,6 +5,7 @@
     python -m bench.run --suite groups [--stream-entries 100000]
     python -m bench.run --suite herd
     python -m bench.run --suite scripting
+    python -m bench.run --suite slowloris
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
@@ -23,7 +24,9 @@ under redis-benchmark, memory per member of sets and sorted sets, and a delayed-
 ``bench/sets.py``). ``scripting`` (not in ``all``): EVALSHA of a one-INCR script and of dramatiq's
 enqueue under redis-benchmark, memory per cached script (SCRIPT LOAD of 10,000, a fresh pair per
 repeat), and Brook's in-process cost of EVALSHA against INCR (see ``bench/scripting.py``;
-``python -m bench.scripting`` adds a cProfile). ``--tests`` picks rows directly. ``--servers
+``python -m bench.scripting`` adds a cProfile). ``slowloris`` (not in ``all``): a normal client's
+round-trip latency (p50/p99/max) and server CPU per request beside 0, 1,000 and 5,000 slow
+connections (see ``bench/slowloris.py``). ``--tests`` picks rows directly. ``--servers
 redis`` runs one side only (no ratios), which is how the stream rows were developed before Brook
 had stream commands.
 """
@@ -47,7 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import groups, herd, scripting, sets, streams
+from bench import groups, herd, scripting, sets, slowloris, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -64,6 +67,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "herd": herd.HERD_TESTS,
     "sets": sets.SET_TESTS + sets.MEMORY_TESTS + (sets.DELAYED_TEST,),
     "scripting": scripting.SCRIPTING_TESTS,
+    "slowloris": slowloris.SLOWLORIS_TESTS,
 }
 SERVERS = ("brook", "redis")
 # ``--baseline DIR``: another Brook checkout (an earlier commit) run beside the two, so that a
@@ -236,6 +240,7 @@ def main() -> None:
     bench_tests = [test for test in tests
                    if test != streams.SCAN_TEST and test not in groups.GROUP_TESTS
                    and test not in herd.HERD_TESTS and test not in sets.MEMORY_TESTS
+                   and test not in slowloris.SLOWLORIS_TESTS
                    and test != sets.DELAYED_TEST
                    and test not in (scripting.MEMORY_TEST, scripting.INPROCESS_TEST)]
     scan = streams.SCAN_TEST in tests and options.stream_entries > 0
@@ -252,6 +257,7 @@ def main() -> None:
     script_results: dict[str, dict[str, list[float]]] = {}
     inprocess_results: dict[str, dict[str, list[float]]] = {}
     herd_runs: list[herd.HerdRun] = []
+    slow_runs: list[slowloris.SlowRun] = []
     with tempfile.TemporaryDirectory() as workdir:
         if bench_tests:
             targets = start_targets(Path(workdir), brook_args, servers, options.baseline)
@@ -336,6 +342,11 @@ def main() -> None:
         if herd.HERD_TEST in tests:  # a fresh server per size and server, started by bench.herd
             herd_runs = herd.run_herd(list(herd.DEFAULT_SIZES), herd.DEFAULT_ENTRIES, servers,
                                       Path(workdir), options.repeat, options.baseline)
+        if slowloris.SLOWLORIS_TEST in tests:  # a normal client beside 0 to 5,000 slow ones
+            slow_runs = slowloris.run_slowloris(
+                list(slowloris.DEFAULT_CROWDS), slowloris.DEFAULT_REQUESTS,
+                slowloris.DEFAULT_RATE, slowloris.DEFAULT_INTERVAL, servers, Path(workdir),
+                options.repeat, options.baseline)
     print()
     print(f"Machine: {machine_description()}")
     if results:
@@ -385,10 +396,15 @@ def main() -> None:
               f"on XREADGROUP BLOCK 0; server CPU µs per delivered entry, median of {options.repeat}.")
         print()
         print(herd.table(herd_runs, servers))
+    if slow_runs:
+        print()
+        print(slowloris.heading(slow_runs))
+        print()
+        print(markdown_table(slowloris.rows(slow_runs), "measure", ""))
     if options.json:
         Path(options.json).write_text(json.dumps(
             results | scan_results | group_results | set_results | script_results
-            | inprocess_results | herd.rows(herd_runs),
+            | inprocess_results | herd.rows(herd_runs) | slowloris.rows(slow_runs),
             indent=2))
 
 

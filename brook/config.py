@@ -54,6 +54,26 @@ def parse_memory(text: str) -> int:
     return (int(digits) if digits else 0) * _MEMORY_UNITS[unit]
 
 
+def parse_memory_or_percent(text: str, _current: object = None) -> int:
+    """A byte count, or a percentage (of maxmemory) kept as its negative, as Redis keeps it."""
+    if text.endswith("%"):
+        percent = parse_strict_int(text[:-1].encode())
+        if percent is None or percent < 0:
+            raise ConfigError("argument must be a memory or percent value")
+        if percent > 100:
+            raise ConfigError("percentage argument must be less or equal to 100")
+        return -percent
+    try:
+        return parse_memory(text)
+    except ConfigError:
+        raise ConfigError("argument must be a memory or percent value") from None
+
+
+def render_memory_or_percent(value: object) -> str:
+    number = int(value)  # type: ignore[call-overload]
+    return f"{-number}%" if number < 0 else str(number)
+
+
 def format_memory(value: int) -> str:
     """How CONFIG REWRITE writes a byte count: the largest exact unit (``512mb``)."""
     for unit, size in (("gb", 1024**3), ("mb", 1024**2), ("kb", 1024)):
@@ -464,7 +484,8 @@ PARAMETERS: list[Parameter] = [
            "allkeys-lfu", "allkeys-random", "noeviction")),
     _int("maxmemory-samples", 5, 1, 64),
     _int("maxmemory-eviction-tenacity", 10, 0, 100),
-    _mem("maxmemory-clients", "0"),
+    Parameter("maxmemory-clients", "special", "0", parser=parse_memory_or_percent,
+              renderer=render_memory_or_percent),
     _int("lfu-log-factor", 10, 0, INT_MAX),
     _int("lfu-decay-time", 1, 0, INT_MAX),
     _bool("lazyfree-lazy-eviction", "no"),
@@ -540,6 +561,11 @@ class Config:
     repl_backlog_size: int
     maxmemory: int
     maxmemory_policy: str
+    maxmemory_samples: int
+    maxmemory_eviction_tenacity: int
+    maxmemory_clients: int
+    lfu_log_factor: int
+    lfu_decay_time: int
     notify_keyspace_events: int
     stream_node_max_bytes: int
     stream_node_max_entries: int

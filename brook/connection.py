@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import hiredis
 
+from brook.dispatch import REPLY_BUDGET
 from brook.protocol import resp
 from brook.protocol.requests import ProtocolError, RequestParser
 from brook.session import Session
@@ -36,6 +37,7 @@ class Client(Session, asyncio.Protocol):
     def __init__(self, server: Server) -> None:
         self.reader = hiredis.Reader()
         self.transport: asyncio.Transport | None = None
+        self.writing_paused = False  # the transport's buffer is over its high-water mark
         super().__init__(server)
         self.dispatcher = server.dispatcher
 
@@ -59,6 +61,8 @@ class Client(Session, asyncio.Protocol):
             transport.close()
             self.closed = True
             return
+        if self.server.config.client_output_buffer_limit["normal"] != (0, 0, 0):
+            self.server.output_limits.apply(self)
         self.refresh_mode()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -68,31 +72,46 @@ class Client(Session, asyncio.Protocol):
 
     def unblocked(self) -> None:
         """Its parked command replied (brook.blocking): send that, then run what it sent
-        meanwhile, on the next loop turn (never inside another client's command)."""
+        meanwhile, on the next loop turn (never inside another client's command). A reply
+        written counts as an interaction for ``timeout``, as in Redis."""
+        self.last_interaction = time.time()
         self.refresh_mode()
         self.flush()
         if self.parser is not None and self.server.loop is not None:
             self.server.loop.call_soon(self._resume)
 
     def _resume(self) -> None:
-        if self.blocked is None and self.parser is not None and not self.closed:
+        if (self.blocked is None and self.parser is not None and not self.closed
+                and not self.output_full):
             self._drain_parser()
 
-    def pause_writing(self) -> None:
-        if self.is_subscribed():
-            # A subscriber passed its output buffer threshold: the pubsub output limits
-            # decide (as Redis, it is not stopped from sending commands).
-            self.server.subscribers.congested(self)
+    def _continue_after_output(self) -> None:
+        """The requests held back for a full reply budget run once the replies are written:
+        on the next loop turn, or when the peer has read enough (``resume_writing``)."""
+        if not self.output_full:
             return
-        # The peer stopped reading: stop reading its requests too, so replies cannot pile up.
-        if self.transport is not None:
+        self.output_full = False
+        if self.parser is not None and not self.writing_paused and self.server.loop is not None:
+            self.server.loop.call_soon(self._resume)
+
+    def pause_writing(self) -> None:
+        """Unsent output passed the threshold: its class's output limits decide
+        (brook.output_limits). A subscriber is not stopped from sending commands, as in Redis;
+        any other client is no longer read until it catches up, so replies cannot pile up."""
+        self.writing_paused = True
+        limits = self.server.output_limits
+        if self.is_subscribed() or limits.limited(self):
+            limits.congested(self)
+        if not self.is_subscribed() and self.transport is not None and not self.closing:
             self.transport.pause_reading()
 
     def resume_writing(self) -> None:
-        self.server.subscribers.slow.discard(self)
-        self.obuf_soft_since = 0
+        self.writing_paused = False
+        self.server.output_limits.relieved(self)
         if self.transport is not None and not self.closing:
             self.transport.resume_reading()
+            if self.parser is not None and self.server.loop is not None:
+                self.server.loop.call_soon(self._resume)  # requests held for their replies
 
     def kill(self) -> None:
         """Close now (CLIENT KILL, timeouts, SHUTDOWN)."""
@@ -163,13 +182,16 @@ class Client(Session, asyncio.Protocol):
         reader.feed(data)
         next_request = reader.gets
         # An int membership test is one memchr: "+", "=", "(", "~", "%", ">".
-        if ((43 in data or 61 in data or 40 in data or 126 in data or 37 in data or 62 in data)
-                and _other_line_type(data) is not None):
-            # A line hiredis might take for a request's string although it is no bulk string,
-            # or for a request although it is no array: each request is checked against the
-            # bytes before it runs (a value that merely starts with such a byte passes).
+        if 43 in data or 61 in data or 40 in data or 126 in data or 37 in data or 62 in data:
+            # hiredis might take such a line for a request's string although it is no bulk
+            # string, or for a request although it is no array, wherever it stands: after a
+            # line, or after a bulk whose declared length missed its CRLF (hiredis, like Redis,
+            # skips the two bytes after a bulk unchecked). Each request is checked against the
+            # bytes before it runs.
             next_request = _Framed(data, next_request)
-        completed, arguments, last, malformed = self.dispatcher.run_batch(self, next_request)
+        completed, arguments, _last, malformed = self.dispatcher.run_batch(self, next_request)
+        if server.config.maxmemory:  # what the read may have stored, until the next reading
+            server.memory.charge(len(data) + 48 * arguments)
         if malformed:
             # hiredis said only "bad length", or read an element Redis does not accept: the
             # exact parser reads the bad request again (the ones before it have run) and
@@ -179,12 +201,14 @@ class Client(Session, asyncio.Protocol):
         if self.closing:
             self.flush()
             return
-        if self.blocked is not None:
-            # Parked mid-read: what follows the blocking request waits in the exact parser
-            # (hiredis stopped right after that request, so it holds exactly the rest).
+        if self.blocked is not None or self.output_full:
+            # Parked mid-read, or the read's replies reached their budget: what follows waits
+            # in the exact parser (hiredis stopped right after the last request taken, so it
+            # holds exactly the rest).
             if reader.has_data():
                 self._hold_after(data, completed)
             self.flush()
+            self._continue_after_output()
             return
         if (
             # Did the read end exactly after the last complete request? hiredis keeps no
@@ -192,13 +216,14 @@ class Client(Session, asyncio.Protocol):
             # or inside a header ("*"). A read that ends with CRLF and holds exactly one CRLF
             # per request header and two per argument has no cut request: a cut one ending in
             # CRLF adds its own header's. CRLFs inside values also add some: then the slower
-            # check that the read ends with the last request's encoding decides.
+            # check that the requests, encoded again, make up the whole read decides (hiredis
+            # may hold a cut request whose nested elements it has already taken).
             reader.has_data()
             or (
                 not data.endswith(b"\r\n")
                 or data.count(b"\r\n") != completed + 2 * arguments
             )
-            and (not completed or not data.endswith(_encoded(last)))
+            and not _exactly_requests(data, completed)
         ):
             # The exact parser takes over from the cut request's start.
             self._reparse_after(data, completed)
@@ -236,6 +261,7 @@ class Client(Session, asyncio.Protocol):
             return
         if self.parser is None:
             self.parser = RequestParser()
+            self.refresh_mode()  # what it holds must run before any later read's requests
         self.parser.feed(data)
         if self.blocked is not None:
             # Parked: keep it for later, within the query buffer limit (as Redis does).
@@ -254,6 +280,7 @@ class Client(Session, asyncio.Protocol):
         config = self.server.config
         out = self.out
         ready = self.server.keyspace.ready
+        produced = 0
         while not self.closing and self.blocked is None:
             try:
                 request = parser.next_request(config.proto_max_bulk_len, not self.authenticated)
@@ -265,10 +292,15 @@ class Client(Session, asyncio.Protocol):
             reply = self.dispatcher.execute(self, request)
             if reply is not None:
                 out.append(reply)
+                produced += len(reply)
             if ready:
                 self.server.blocking.serve_ready()
+            if produced > REPLY_BUDGET:
+                self.output_full = True  # the rest waits for these replies to be written
+                break
         if (not self.closing and self.blocked is None
-                and parser.buffered() > config.client_query_buffer_limit):
+                # Queued MULTI commands count as query buffer too (Redis 7.4).
+                and parser.buffered() + self.multi_bytes > config.client_query_buffer_limit):
             self.server.log(
                 "warning", f"Closing client that reached max query buffer length: {self.addr}"
             )
@@ -280,6 +312,7 @@ class Client(Session, asyncio.Protocol):
             self.parser = None
             self.refresh_mode()
         self.flush()
+        self._continue_after_output()
 
     def protocol_error(self, text: str) -> None:
         self.server.log("verbose", f"Protocol error ({text}) from client: {self.addr}")
@@ -336,16 +369,22 @@ _giant_header = re.compile(rb"\*\d{7}").search
 # "%" maps, ">" pushes). The single-byte tests in front of it find most reads free of those
 # bytes at memchr speed; a read with such a line has its requests checked one by one
 # (_Framed). Every other element type fails the dispatcher's byte-string check.
-_other_line_type = re.compile(rb"\n[+(=~%>]").search
-
-
-def _encoded(request: list[bytes] | None) -> bytes:
-    """A request as a client encodes it (used to check that a read ends on a boundary)."""
-    if request is None:
-        return b"*-1\r\n"
-    return b"*%d\r\n%s" % (
-        len(request), b"".join([b"$%d\r\n%s\r\n" % (len(a), a) for a in request])
-    )
+def _exactly_requests(data: bytes, count: int) -> bool:
+    """Whether ``data`` is exactly ``count`` requests encoded as clients encode them."""
+    if not count:
+        return False
+    reader = hiredis.Reader()
+    reader.feed(data)
+    total = 0
+    for _ in range(count):
+        request = reader.gets()
+        if type(request) is not list:
+            return False
+        try:
+            total += len(_pack(tuple(request)))
+        except TypeError:
+            return False
+    return total == len(data)
 
 
 def _format_address(address: object) -> str:

@@ -1,6 +1,7 @@
 """The one command pipeline: every request, whoever asks for it, runs through here.
 
-    request ─► execute: lookup, arity, auth, MISCONF, LOADING, MULTI, subscribed mode
+    request ─► execute: lookup, arity, auth, maxmemory, MISCONF, LOADING, MULTI,
+                  │       subscribed mode
                   │       (a rejection is Redis's error and changes nothing)
                   ▼
               call ─► invoke: handler ─► error as reply ─► effects persisted
@@ -32,7 +33,10 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brook.commands.registry import Command, CommandError
+from brook.commands.registry import Command, CommandError, text
+from brook.commands.transactions import discard_transaction
+from brook.eviction import OOM
+from brook.memory import request_bytes
 from brook.protocol import resp
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
 
@@ -46,6 +50,8 @@ _perf = time.perf_counter
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 _LOADING = "LOADING Redis is loading the dataset in memory"
+# The replies one read may produce before the rest of it waits for them to be written.
+REPLY_BUDGET = 1 << 20
 _NOAUTH = "NOAUTH Authentication required."
 # What a RESP2 client in subscribed mode may run (Redis's processCommand check).
 _SUBSCRIBED_MODE_COMMANDS = frozenset({
@@ -59,15 +65,17 @@ _SUBSCRIBED_MODE_ERROR = (
 
 
 def unknown_command_error(args: list[bytes]) -> str:
-    """Redis's text: the name and up to ~128 characters of quoted arguments, each followed by a
-    space."""
+    """Redis's text: the name and up to about 128 bytes of quoted arguments, each followed by
+    a space (C strings: each stops at a NUL)."""
     shown = ""
+    size = 0
     for arg in args[1:]:
-        if len(shown) >= 128:
+        if size >= 128:
             break
-        shown += "'%s' " % arg.decode("utf-8", "replace")[: 128 - len(shown)]
-    name = args[0].decode("utf-8", "replace")[:128]
-    return f"ERR unknown command '{name}', with args beginning with: {shown}"
+        quoted = "'%s' " % text(arg, 128 - size)
+        size += len(quoted.encode("utf-8", "surrogateescape"))
+        shown += quoted
+    return f"ERR unknown command '{text(args[0], 128)}', with args beginning with: {shown}"
 
 
 def arity_error(cmd: Command) -> str:
@@ -80,6 +88,7 @@ class Dispatcher:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.table = server.command_table
+        self._exec = self.table[b"exec"]
 
     # -- a read's worth of requests (the connection's hot path) -----------------------------
 
@@ -99,6 +108,15 @@ class Dispatcher:
         slowlog_threshold = server.slowlog_threshold
         out = session.out
         ready = server.keyspace.ready
+        # maxmemory: while the estimate is within the limit, writes stay on this path (the
+        # read's bytes are charged by the connection); over it, each goes through execute,
+        # whose check evicts or refuses. A read can overshoot by what it writes, Redis by a
+        # command.
+        over_limit = False
+        if server.config.maxmemory:
+            over_limit = not server.evictor.within_limit()
+            if not over_limit:
+                server.oom_before_command = False
         join = b"".join
         perf = _perf
         started = clock = perf()
@@ -107,7 +125,7 @@ class Dispatcher:
         fast_calls = 0
         fast_others: dict[Command, int] | None = None
         fast_request: list[bytes] | None = None
-        taken = arguments = 0
+        taken = arguments = out_size = 0
         last: list[bytes] | None = None
         last_cmd: Command | None = None
         malformed = False
@@ -131,6 +149,7 @@ class Dispatcher:
                 or cmd is None
                 or cmd.handler is None
                 or not cmd.min_args <= len(request) <= cmd.max_args  # type: ignore[arg-type]
+                or over_limit and cmd.may_write
             ):
                 if session.closing:  # QUIT, or a protocol error: nothing more runs
                     taken -= 1
@@ -184,6 +203,15 @@ class Dispatcher:
                             server.slowlog_add(session, cmd, request, elapsed)  # type: ignore[arg-type]
             if reply is not None:
                 out.append(reply)
+                out_size += len(reply)
+                if out_size > REPLY_BUDGET:
+                    # Replies are piling up faster than they leave: the rest of the read waits
+                    # until these are written (brook.connection), so one read cannot make the
+                    # server hold more than a budget's worth of replies.
+                    session.output_full = True
+                    if ready:
+                        server.blocking.serve_ready()
+                    break
             elif session.blocked is not None:
                 break  # parked: its later requests wait until it is served
             if ready:
@@ -230,7 +258,7 @@ class Dispatcher:
                 return self._reject(
                     session,
                     "ERR unknown subcommand '%s'. Try %s HELP."
-                    % (args[1].decode("utf-8", "replace")[:128], cmd.name.upper()),
+                    % (text(args[1], 128), cmd.name.upper()),
                     None,
                 )
             cmd = sub
@@ -239,6 +267,7 @@ class Dispatcher:
             return self._reject(session, message, cmd)
         if session.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
             session.multi_queue.append((cmd, args))
+            session.multi_bytes += sum(map(len, args))
             session.last_cmd = cmd
             return self._apply_reply_mode(session, resp.QUEUED)
         reply = self.call(session, cmd, args)
@@ -256,7 +285,22 @@ class Dispatcher:
             return arity_error(cmd)
         if not session.authenticated and not cmd.allowed_unauthenticated:
             return _NOAUTH
-        if server.aof_write_failed and cmd.is_write:
+        if session.in_multi and not cmd.allowed_in_multi:
+            return "ERR Command not allowed inside a transaction"
+        # EXEC is judged by what it would run (Redis's mstate flags).
+        queued = session.multi_queue if cmd is self._exec and session.in_multi else None
+        if server.config.maxmemory and not session.replaying:
+            # Redis's performEvictions before every command.
+            out_of_memory = not server.evictor.perform()
+            server.oom_before_command = out_of_memory
+            denyoom = self._denies_oom(cmd, args) or queued is not None and any(
+                self._denies_oom(each, queued_args) for each, queued_args in queued)
+            if denyoom:
+                if out_of_memory:
+                    return OOM
+                server.memory.charge(request_bytes(args))
+        if server.aof_write_failed and (cmd.is_write or queued is not None and any(
+                each.is_write for each, _ in queued)):
             aof = server.aof
             return ("MISCONF Errors writing to the AOF file: "
                     f"{aof.last_write_error if aof else ''}")
@@ -265,17 +309,27 @@ class Dispatcher:
         busy = server.script_busy
         if busy is not None and "allow_busy" not in cmd.flags:
             return busy.busy_error
-        if session.in_multi and not cmd.allowed_in_multi:
-            return "ERR Command not allowed inside a transaction"
         if (session.protocol == 2 and session.is_subscribed()
                 and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
             session.last_cmd = cmd  # as Redis, which records it before its checks
             return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
         return None
 
+    def _denies_oom(self, cmd: Command, args: list[bytes]) -> bool:
+        """``denyoom``, for a script command by its script's declared flags."""
+        if cmd.is_script:
+            return self.server.scripting.denies_oom(cmd.name, args)
+        return cmd.is_denyoom
+
     def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
+        """Refuse a request: inside MULTI the transaction will abort; a refused EXEC discards
+        it now (Redis's rejectCommand and execCommandAbort)."""
         if session.in_multi:
-            session.multi_error = True
+            if cmd is not None and cmd is self._exec:
+                discard_transaction(session)
+                message = f"EXECABORT Transaction discarded because of: {message}"
+            else:
+                session.multi_error = True
         return self._apply_reply_mode(session, self.error_reply(message, cmd, rejected=True))
 
     @staticmethod

@@ -371,9 +371,10 @@ class Database:
         # key -> (the hash object, its fields' ScanIndex), for HSCAN over large hashes; an entry
         # is dropped as soon as its key is written.
         self.field_indexes: dict[bytes, tuple[object, ScanIndex]] = {}
-        # key -> the LRU clock (seconds) of its last access, for OBJECT IDLETIME. Every clock
-        # value stored is the one shared int object, so an entry costs one dict slot.
-        self.access: dict[bytes, int] = {}
+        # key -> the LRU clock (seconds) of its last access, for OBJECT IDLETIME and LRU
+        # eviction. Every clock value stored is the one shared int object, so an entry costs
+        # one dict slot. Under an LFU policy the table stores LFU fields (brook.eviction).
+        self.access: dict[bytes, int] = keyspace.new_access()
         # key -> the clients parked on it (brook.blocking.KeyWaiters); empty unless a blocking
         # command waits, so writers test ``if db.blocking`` before signalling.
         self.blocking: dict[bytes, object] = {}
@@ -416,7 +417,7 @@ class Database:
         access = self.access
         for key, clock in saved.items():
             if clock is not None and key in self.data:
-                access[key] = clock
+                dict.__setitem__(access, key, clock)  # a restore, not an access (LFU)
             elif clock is None:
                 access.pop(key, None)
 
@@ -577,7 +578,7 @@ class Database:
             if key in self.data:
                 self.signal_ready(key)
         self.data = {}
-        self.access = {}
+        self.access = self.keyspace.new_access()
         self.expires = {}
         self.expire_heap = []
         self.key_index = self.indexed_data = None
@@ -653,6 +654,11 @@ class Keyspace:
         # Redis's LRU clock: whole seconds, advanced by the server's cron (so a key access
         # costs one dict store, not a clock read).
         self.lru_clock = int(time.time())
+        # What a database's access table is: a dict of clocks, or brook.eviction's LFU table
+        # under an LFU policy (set with lfu-log-factor and lfu-decay-time by the server).
+        self.new_access: Callable[[], dict[bytes, int]] = dict
+        self.lfu_log_factor = 10
+        self.lfu_decay_time = 1
         self.active_expire_enabled = True
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)

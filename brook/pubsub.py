@@ -31,7 +31,6 @@ which puts them where Redis puts them, in front of the command's own reply.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING
 
@@ -245,29 +244,20 @@ def _confirmation(session: Session, verb: bytes, name: bytes | None, count: int)
 
 
 class Subscribers:
-    """Sessions in subscribed mode: their subscriptions and their output limits.
+    """Sessions in subscribed mode: their subscriptions.
 
     A session with any subscription is in *subscribed mode*: in RESP2 the dispatcher then only
     runs the commands Redis allows there, and the client is of the ``pubsub`` class for CLIENT
-    LIST/KILL and for the output buffer limit.
+    LIST/KILL and for the output buffer limit (brook.output_limits).
 
     Delivery. A subscriber's sink is the ``append`` of its ``pubsub_out`` list: a PUBLISH
     queues the one encoded message there for each subscriber, and when the publisher's batch
     ends the server writes each reached subscriber's queue at once.
-
-    Slow subscribers. A subscriber that does not read makes its transport buffer grow. The
-    connection is told (``pause_writing``) when that buffer passes the ``client-output-buffer-
-    limit pubsub`` soft limit (the hard one when there is no soft limit), which costs the
-    fan-out nothing. From then on the session is *congested* (in :attr:`slow`) and its limits
-    are checked as Redis's ``checkClientOutputBufferLimits`` does, after every batch of
-    publishes and once per cron tick: at or above the hard limit, or at or above the soft limit
-    for more than soft-seconds, it is disconnected at once, its pending output dropped.
     """
 
     def __init__(self, server: Server, registry: Registry) -> None:
         self.server = server
         self.registry = registry
-        self.slow: set[Session] = set()
 
     # -- subscribing ----------------------------------------------------------------------
 
@@ -282,8 +272,8 @@ class Subscribers:
                 mine[name] = None
                 self.registry.add(table, name, session, sink, kind)
             parts.append(_confirmation(session, verb, name, count(session)))
-        if not was_subscribed:
-            self.apply_output_limits(session)
+        if not was_subscribed:  # now of the pubsub class
+            self.server.output_limits.apply(session)
             session.refresh_mode()
         return Pushed(b"".join(parts))
 
@@ -309,16 +299,14 @@ class Subscribers:
 
     def _left(self, session: Session) -> None:
         """The session has just left subscribed mode: a normal client again."""
-        self.slow.discard(session)
-        session.obuf_soft_since = 0
-        session.set_write_limits(0)
+        self.server.output_limits.apply(session)
         session.refresh_mode()
 
     def drop(self, session: Session) -> None:
         """The session is going (QUIT, CLIENT KILL, disconnection): no channel or pattern may
         keep a reference to it, and nothing more is sent to it."""
         self.unsubscribe_all(session)
-        self.slow.discard(session)
+        self.server.output_limits.relieved(session)
         session.pubsub_out.clear()
 
     def unsubscribe_all(self, session: Session) -> None:
@@ -340,60 +328,3 @@ class Subscribers:
         registry.change_kind(registry.patterns, session.patterns, session, kind)
         registry.change_kind(registry.shard_channels, session.shard_channels, session, kind)
         session.refresh_mode()
-
-    # -- output limits --------------------------------------------------------------------
-
-    def apply_output_limits(self, session: Session) -> None:
-        """Have the connection told once its unsent output reaches the soft limit (the hard
-        one without a soft limit)."""
-        hard, soft, _ = self.server.config.client_output_buffer_limit["pubsub"]
-        session.set_write_limits(soft or hard)
-
-    def output_limits_changed(self) -> None:
-        """CONFIG SET client-output-buffer-limit: every subscriber gets the new thresholds."""
-        for session in list(self.server.clients.values()):
-            if session.is_subscribed():
-                self.apply_output_limits(session)
-
-    def congested(self, session: Session) -> None:
-        """The subscriber's unsent output passed the threshold (its ``pause_writing``)."""
-        self.slow.add(session)
-        self.enforce_output_limit(session)
-
-    def check_slow(self) -> None:
-        """After each batch of publishes and every cron tick: disconnect the congested
-        sessions that are over their limits."""
-        for session in list(self.slow):
-            self.enforce_output_limit(session)
-
-    def enforce_output_limit(self, session: Session) -> None:
-        """Redis's checkClientOutputBufferLimits for the pubsub class (whole-second soft
-        timer)."""
-        if session.closing or not session.is_subscribed():
-            self.slow.discard(session)
-            return
-        hard, soft, soft_seconds = self.server.config.client_output_buffer_limit["pubsub"]
-        used = (session.write_buffer_size() + sum(map(len, session.pubsub_out))
-                + sum(map(len, session.out)))
-        reached = bool(hard) and used >= hard
-        if soft and used >= soft:
-            now = int(time.time())
-            if not session.obuf_soft_since:
-                session.obuf_soft_since = now
-            elif now - session.obuf_soft_since > soft_seconds:
-                reached = True
-        else:
-            session.obuf_soft_since = 0
-        if reached:
-            self._disconnect(session)
-
-    def _disconnect(self, session: Session) -> None:
-        """Close now and drop what it has not read: its registry entries go when the
-        connection is lost, so this is safe in the middle of a fan-out."""
-        server = self.server
-        line = session.info_line(time.time()).decode("utf-8", "replace")
-        server.log("warning", f"Client {line} scheduled to be closed ASAP for overcoming of "
-                              "output buffer limits.")
-        server.stats["client_output_buffer_limit_disconnections"] += 1
-        self.slow.discard(session)
-        session.abort()

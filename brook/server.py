@@ -23,7 +23,10 @@ from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
+from brook.eviction import Evictor, use_policy
 from brook.keyspace import Database, Keyspace
+from brook.memory import MemoryAccount
+from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.manager import Persistence, PersistenceError
 from brook.pubsub import Registry, Subscribers
@@ -108,6 +111,7 @@ class Server:
         self.blocking = Blocking(self)
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
         self.subscribers = Subscribers(self, self.pubsub)
+        self.output_limits = OutputLimits(self)
         self.command_table = commands.registry.lookup_table()
         self.dispatcher = Dispatcher(self)
         # The script running past busy-reply-threshold: other clients get -BUSY meanwhile.
@@ -129,8 +133,16 @@ class Server:
         self.errorstats: dict[str, int] = {}
         self.net_input_bytes = 0
         self.net_output_bytes = 0
-        self.peak_memory = 0
-        self.startup_memory = 0  # measured once listening (INFO used_memory_startup)
+        # used_memory (brook.memory): read by INFO and the cron, estimated in between; the
+        # start-up reading is taken once listening (INFO used_memory_startup).
+        self.memory = MemoryAccount()
+        self.evictor = Evictor(self)
+        use_policy(self.keyspace, config.maxmemory_policy)
+        self.keyspace.lfu_log_factor = config.lfu_log_factor
+        self.keyspace.lfu_decay_time = config.lfu_decay_time
+        # Whether memory was over maxmemory when the running command started (Redis's
+        # pre_command_oom_state: scripts refuse their first denyoom write by it).
+        self.oom_before_command = False
         # (monotonic time, commands, input bytes, output bytes), one sample per cron tick.
         self.ops_samples: deque[tuple[float, int, int, int]] = deque(maxlen=16)
         self.reset_stats()
@@ -156,6 +168,7 @@ class Server:
         self.shutdown_save = False
         self.log_file: TextIO | None = None
         self._last_client_check = 0.0
+        self._idle_cursor = 0  # where the next idle-client check starts (_close_idle_clients)
         self.config.listeners.append(self._config_changed)
         self._update_thresholds()
         self.adjust_open_files_limit()
@@ -197,9 +210,23 @@ class Server:
         elif name == "appendfsync":
             self.persistence.fsync_policy_changed()
         elif name == "client-output-buffer-limit":
-            self.subscribers.output_limits_changed()
+            self.output_limits.limits_changed()
         elif name == "lua-max-memory":
             self.scripting.memory_limit_changed()
+        elif name == "maxmemory-policy":
+            use_policy(self.keyspace, config.maxmemory_policy)
+        elif name in ("lfu-log-factor", "lfu-decay-time"):
+            self.keyspace.lfu_log_factor = config.lfu_log_factor
+            self.keyspace.lfu_decay_time = config.lfu_decay_time
+        elif name == "maxmemory":
+            if config.maxmemory and config.maxmemory < self.memory.measure() - (
+                    self.evictor.not_counted()):
+                self.log("warning", "WARNING: the new maxmemory value set via CONFIG SET "
+                         f"({config.maxmemory}) is smaller than the current memory usage. "
+                         "This will result in key eviction and/or the inability to accept "
+                         "new write commands depending on the maxmemory-policy.")
+            for client in self.clients.values():
+                client.refresh_mode()
         elif name == "maxclients":
             requested = config.maxclients
             self.adjust_open_files_limit()
@@ -251,14 +278,15 @@ class Server:
     # -- clients ----------------------------------------------------------------------------------
 
     def admit(self, client: Client, peer: object) -> bytes | None:
-        """Accept a new connection or return the refusal to write before closing it."""
-        self.stats["total_connections_received"] += 1
+        """Accept a new connection or return the refusal to write before closing it (a refused
+        one is counted as rejected, not as received, as Redis counts them)."""
         if len(self.clients) >= self.config.maxclients:
             self.stats["rejected_connections"] += 1
             return MAX_CLIENTS_REACHED
         if self.config.protected_mode and not self.config.requirepass and not is_loopback(peer):
             self.stats["rejected_connections"] += 1
             return DENIED
+        self.stats["total_connections_received"] += 1
         client.id = self.next_client_id
         self.next_client_id += 1
         self.clients[client.id] = client
@@ -285,8 +313,8 @@ class Server:
         for subscriber in self.pubsub.take_delivered():
             if subscriber.pubsub_out:  # type: ignore[attr-defined]
                 subscriber.write_pending()  # type: ignore[attr-defined]
-        if self.subscribers.slow:
-            self.subscribers.check_slow()
+        if self.output_limits.slow:
+            self.output_limits.check_slow()
 
     def _schedule_subscriber_flush(self) -> None:
         """A first publish since the last flush: the publisher's batch end normally writes it
@@ -341,6 +369,7 @@ class Server:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.keyspace.expired_keys = self.keyspace.hits = self.keyspace.misses = 0
+        self.evictor.reset_stats()
         for cmd in COMMANDS.values():
             cmd.reset_stats()
         self.ops_samples.clear()
@@ -385,15 +414,8 @@ class Server:
         return total
 
     def used_memory(self) -> int:
-        """Resident memory of the process (Python cannot cheaply count its own allocations)."""
-        try:
-            with open("/proc/self/statm", "rb") as handle:
-                resident_pages = int(handle.read().split()[1])
-            used = resident_pages * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
-            used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        self.peak_memory = max(self.peak_memory, used)
-        return used
+        """``used_memory`` read from the allocators now (brook.memory)."""
+        return self.memory.measure()
 
     # -- logging ---------------------------------------------------------------------------------
 
@@ -449,7 +471,7 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self._on_signal, sig)
         self.log("notice", f"Running mode=standalone, port={config.port}.")
-        self.startup_memory = self.used_memory()
+        self.memory.startup = self.used_memory()
         self.log("notice", "Server initialized")
         try:
             await self.persistence.startup()
@@ -642,24 +664,39 @@ class Server:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.lru_clock = int(time.time())
             self.persistence.tick()
-            if self.subscribers.slow:  # soft limits expire even when nothing is published
-                self.subscribers.check_slow()
+            if self.output_limits.slow:  # soft limits expire even when nothing is written
+                self.output_limits.check_slow()
             now = time.monotonic()
+            if self.config.maxmemory_clients:
+                self.evictor.evict_clients()
+            if self.config.maxmemory:
+                # A fresh reading each tick bounds the estimate's drift; evictions the last
+                # command left unfinished (their time limit) go on.
+                self.memory.measure()
+                self.evictor.perform()
+            self._close_idle_clients()
             if now - self._last_client_check >= 1.0:
-                # Redis checks each client about once a second; its timeout is in seconds too.
                 self._last_client_check = now
-                self._close_idle_clients()
-                self.used_memory()
+                if not self.config.maxmemory:
+                    self.memory.measure()  # the peak, and a current figure for the estimate
             self.ops_samples.append(
                 (now, self.total_commands(), self.net_input_bytes, self.net_output_bytes)
             )
 
     def _close_idle_clients(self) -> None:
+        """``timeout``: each cron tick checks the next slice of the clients, ``clients / hz``
+        of them (at least 5), so each is checked about once a second and a crowd that went
+        idle together is closed over a second, not in one pass that stalls everyone else
+        (Redis's clientsCron)."""
         timeout = self.config.timeout
-        if not timeout:
+        if not timeout or not self.clients:
             return
+        clients = list(self.clients.values())
+        count = max(len(clients) // self.config.hz, 5)
+        start = self._idle_cursor % len(clients)
+        self._idle_cursor = start + count
         limit = time.time() - timeout
-        for client in list(self.clients.values()):
+        for client in clients[start:start + count]:
             if client.last_interaction < limit and not client.is_monitor and not _is_waiting(client):
                 self.log("verbose", "Closing idle client")
                 client.kill()

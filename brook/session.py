@@ -49,6 +49,8 @@ class Session:
         self.authenticated = not server.config.requirepass
         self.in_multi = False
         self.multi_queue: list[tuple[Command, list[bytes]]] = []
+        # The queued arguments' bytes: part of the query buffer for its limit (Redis 7.4).
+        self.multi_bytes = 0
         self.multi_error = False
         # (db index, key) -> key was already expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
@@ -82,6 +84,9 @@ class Session:
         self.pubsub_out: list[bytes] = []
         # Replies produced and not yet written.
         self.out: list[bytes] = []
+        # The read's replies reached the dispatcher's budget: what follows waits until they
+        # are written (brook.connection).
+        self.output_full = False
         # What the running command persists instead of its request (brook.persistence.effects).
         self.effects: list[list[bytes]] | None = None
         # True: every request takes the dispatcher's general path. Derived by refresh_mode only.
@@ -212,6 +217,13 @@ class Session:
             letters += "T"
         return letters or "N"
 
+    def memory_bytes(self) -> int:
+        """What the client's buffers hold: query buffer, queued MULTI arguments, unsent output
+        (CLIENT LIST tot-mem without the running command's arguments; maxmemory-clients)."""
+        query_buffer = self.parser.buffered() if self.parser is not None else 0
+        return (query_buffer + self.multi_bytes + self.write_buffer_size()
+                + sum(map(len, self.out)))
+
     def info_line(self, now: float, current_args: list[bytes] | None = None) -> bytes:
         """One CLIENT LIST line (without the newline), Redis's fields in Redis's order: tools
         split it on spaces and ``=``. ``current_args`` are the arguments of the command being
@@ -220,7 +232,7 @@ class Session:
         output)."""
         query_buffer = self.parser.buffered() if self.parser is not None else 0
         argv_mem = sum(len(a) for a in current_args) if current_args else 0
-        multi_mem = sum(len(a) for _, queued in self.multi_queue for a in queued)
+        multi_mem = self.multi_bytes
         pending = self.write_buffer_size()
         events = ("r" if self.is_reading() else "") + ("w" if pending else "")
         fields = [

@@ -161,7 +161,9 @@ _RESTORED_SETTINGS = ("maxclients", "timeout", "slowlog-log-slower-than", "slowl
                       "hash-max-listpack-entries", "hash-max-listpack-value", "hz",
                       "set-max-intset-entries", "set-max-listpack-entries",
                       "set-max-listpack-value", "zset-max-listpack-entries",
-                      "zset-max-listpack-value", "busy-reply-threshold")
+                      "zset-max-listpack-value", "busy-reply-threshold", "maxmemory",
+                      "maxmemory-policy", "maxmemory-samples", "maxmemory-clients",
+                      "lfu-log-factor", "lfu-decay-time", "client-output-buffer-limit")
 
 
 def _reset(proc: ServerProcess) -> None:

@@ -11,6 +11,7 @@ FAMILIES = (
     "transactions",
     "introspection",
     "server",
+    "memory",
     "clients",
     "keys",
     "scan",

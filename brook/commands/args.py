@@ -15,8 +15,3 @@ def parse_int(arg: bytes, error: str = NOT_INTEGER) -> int:
     if value is None:
         raise CommandError(error)
     return value
-
-
-def text(arg: bytes) -> str:
-    """Decode an argument for an error message, as Redis prints raw bytes."""
-    return arg.decode("utf-8", "replace")

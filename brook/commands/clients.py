@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int, text
+from brook.commands.args import parse_int
 from brook.commands.connection import check_client_name
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
@@ -22,6 +22,7 @@ from brook.commands.registry import (
     command,
     container,
     subcommand_error,
+    text,
 )
 from brook.protocol import resp
 from brook.session import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT

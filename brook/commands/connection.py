@@ -6,7 +6,7 @@ import hmac
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
-from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command
+from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command, text
 from brook.config import VERSION
 from brook.protocol import resp
 from brook.session import REPLY_ON
@@ -129,7 +129,7 @@ def hello(client: Session, args: list[bytes]) -> bytes:
             position += 2
         else:
             raise CommandError(
-                "ERR Syntax error in HELLO option '%s'" % args[position].decode("utf-8", "replace")
+                "ERR Syntax error in HELLO option '%s'" % text(args[position])
             )
     if credentials is None and not client.authenticated:
         raise CommandError(

@@ -8,7 +8,7 @@ COPY's source) do, writes (DEL, RENAME, MOVE, EXPIRE, PERSIST) do not.
 
 OBJECT IDLETIME reports the seconds since the key's last access (``Database.access``, stamped
 with Redis's whole-second LRU clock; CLIENT NO-TOUCH clients do not stamp). OBJECT FREQ needs an
-LFU maxmemory policy, as in Redis; Brook does not evict, so it reports the initial LFU counter 5.
+LFU maxmemory policy, as in Redis, and reports the key's decayed LFU counter (brook.eviction).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
+    text,
 )
+from brook.eviction import LFU_INIT_VAL, LfuAccess
 from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, notify, written
 from brook.persistence.effects import propagate
@@ -41,7 +43,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 INT_OUT_OF_RANGE = f"ERR value is out of range, value must between {INT_MIN} and {INT_MAX}"
 SHARED_REFCOUNT = 2147483647  # OBJ_SHARED_REFCOUNT: Redis's shared integers 0..9999
 SHARED_INTEGERS = 10000
-LFU_INIT_VAL = 5
 LFU_SELECTED = (
     "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
     "switching between policies at runtime LRU and LFU data will take some time to adjust."
@@ -302,7 +303,7 @@ def _expire_conditions(args: list[bytes]) -> int:
     for option in args[3:]:
         flag = _EXPIRE_FLAGS.get(option.lower())
         if flag is None:
-            raise CommandError("ERR Unsupported option " + option.decode("utf-8", "replace"))
+            raise CommandError("ERR Unsupported option " + text(option))
         flags |= flag
     if flags & _NX and flags & (_XX | _GT | _LT):
         raise CommandError("ERR NX and XX, GT or LT options at the same time are not compatible")
@@ -512,7 +513,12 @@ def object_refcount(client: Session, args: list[bytes]) -> bytes:
     value = client.db.lookup_read(args[2], touch=False)
     if value is None:
         return resp.null(client.protocol)
-    return resp.integer(SHARED_REFCOUNT if _is_shared_integer(value) else 1)
+    config = client.server.config
+    # Redis stops sharing integers when a limit is set with an LRU or LFU policy: each key
+    # then needs its own access field.
+    sharing = not config.maxmemory or config.maxmemory_policy.endswith(("-random", "-ttl",
+                                                                         "noeviction"))
+    return resp.integer(SHARED_REFCOUNT if sharing and _is_shared_integer(value) else 1)
 
 
 def _is_shared_integer(value: object) -> bool:
@@ -542,7 +548,9 @@ def object_freq(client: Session, args: list[bytes]) -> bytes:
         return resp.null(client.protocol)
     if not _lfu_selected(client):
         raise CommandError(LFU_NOT_SELECTED)
-    return resp.integer(LFU_INIT_VAL)
+    access = client.db.access
+    return resp.integer(access.frequency(args[2]) if isinstance(access, LfuAccess)
+                        else LFU_INIT_VAL)
 
 
 @command("object|help", arity=2, flags="loading stale", acl="@keyspace @slow", since="6.2.0",

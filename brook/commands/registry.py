@@ -48,10 +48,17 @@ def of_type(value: object, kind: type) -> object:
     raise CommandError(WRONGTYPE)
 
 
+def text(arg: bytes, limit: int | None = None) -> str:
+    """An argument as Redis's ``%s`` (``%.<limit>s``) prints it into an error message: its
+    bytes up to a NUL, at most ``limit`` of them, unchanged (resp.error writes them back as
+    they came)."""
+    return arg.split(b"\x00", 1)[0][:limit].decode("utf-8", "surrogateescape")
+
+
 def subcommand_error(args: list[bytes], container_name: str) -> CommandError:
     """Redis's addReplySubcommandSyntaxError: echoes the subcommand as the client typed it."""
-    typed = args[1].decode("utf-8", "replace")
-    return CommandError(f"ERR unknown subcommand or wrong number of arguments for '{typed}'. "
+    return CommandError("ERR unknown subcommand or wrong number of arguments for "
+                        f"'{text(args[1], 128)}'. "
                         f"Try {container_name} HELP.")
 
 
@@ -79,6 +86,9 @@ class Command:
         "parent",
         "is_write",
         "is_fast",
+        "is_denyoom",
+        "may_write",
+        "is_script",
         "allowed_in_multi",
         "allowed_unauthenticated",
         "calls",
@@ -125,6 +135,12 @@ class Command:
         self.parent = parent
         self.is_write = "write" in flags
         self.is_fast = "fast" in flags
+        self.is_denyoom = "denyoom" in flags
+        # What the maxmemory check must see (Redis runs it before every command; Brook's fast
+        # path skips it only for commands that can neither add memory nor run a script).
+        self.may_write = self.is_write or self.is_denyoom or "may_replicate" in flags
+        # EVAL/EVALSHA/FCALL and their _RO forms: their script's flags count as theirs.
+        self.is_script = self.name.startswith(("eval", "fcall")) and parent is None
         self.allowed_in_multi = "no_multi" not in flags
         self.allowed_unauthenticated = "no_auth" in flags
         self.calls = 0

@@ -26,8 +26,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brook.commands.args import parse_int, text
-from brook.commands.registry import NO_SUCH_KEY, SYNTAX_ERROR, WRONGTYPE, CommandError, command
+from brook.commands.args import parse_int
+from brook.commands.registry import (
+    NO_SUCH_KEY,
+    SYNTAX_ERROR,
+    WRONGTYPE,
+    CommandError,
+    command,
+    text,
+)
 from brook.commands.stream_args import parse_strict_id
 from brook.keyspace import now_ms
 from brook.protocol import resp

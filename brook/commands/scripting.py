@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_strict_int
 from brook.commands.introspection import help_reply
-from brook.commands.registry import COMMANDS, CommandError, command, container, subcommand_error
+from brook.commands.registry import (
+    COMMANDS,
+    CommandError,
+    command,
+    container,
+    subcommand_error,
+    text,
+)
 from brook.persistence.effects import suppress
 from brook.protocol import resp
 from brook.scripting.cache import ScriptCacheError, sha1hex
@@ -240,7 +247,7 @@ def function_load(client: Session, args: list[bytes]) -> bytes:
         if option.lower() == b"replace":
             replace = True
             continue
-        raise CommandError("ERR Unknown option given: %s" % option.decode("utf-8", "replace"))
+        raise CommandError("ERR Unknown option given: %s" % text(option))
     if position >= len(args):
         raise CommandError("ERR Function code is missing")
     try:
@@ -293,7 +300,7 @@ def function_list(client: Session, args: list[bytes]) -> bytes:
             position += 1
             pattern = args[position]
         else:
-            raise CommandError("ERR Unknown argument %s" % option.decode("utf-8", "replace"))
+            raise CommandError("ERR Unknown argument %s" % text(option))
         position += 1
     libraries = []
     for library in client.server.scripting.functions.matching(pattern):

@@ -30,6 +30,7 @@ from brook.commands.registry import (
 )
 from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
 from brook.keyspace import ENCODINGS, now_us
+from brook.memory import resident_bytes
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -212,15 +213,21 @@ def _section_clients(server: Server) -> list[str]:
 
 
 def _section_memory(server: Server) -> list[str]:
-    # Brook's used_memory is the process's resident memory until the types account for their
-    # own sizes: RSS and used are then one reading, and the fragmentation figures say so.
+    """Redis's memory fields. ``used_memory`` is what the allocators hold now (brook.memory);
+    the overhead is the start-up reading plus the clients' buffers and the AOF buffer, the
+    dataset the rest."""
+    memory = server.memory
     used = server.used_memory()
-    rss = used
-    startup = min(server.startup_memory, used)
-    peak = max(server.peak_memory, used)
+    rss = resident_bytes()
+    startup = min(memory.startup, used)
+    peak = max(memory.peak, used)
     system = _total_system_memory()
     config = server.config
-    dataset = used - startup
+    clients = sum(client.memory_bytes() for client in server.clients.values())
+    aof = server.aof
+    aof_buffer = len(aof.buffer) if aof is not None else 0
+    overhead = min(used, startup + clients + aof_buffer)
+    dataset = used - overhead
     return [
         f"used_memory:{used}",
         f"used_memory_human:{bytes_to_human(used)}",
@@ -229,10 +236,12 @@ def _section_memory(server: Server) -> list[str]:
         f"used_memory_peak:{peak}",
         f"used_memory_peak_human:{bytes_to_human(peak)}",
         f"used_memory_peak_perc:{used * 100 / peak if peak else 100:.2f}%",
-        f"used_memory_overhead:{startup}",
+        f"used_memory_overhead:{overhead}",
         f"used_memory_startup:{startup}",
         f"used_memory_dataset:{dataset}",
-        f"used_memory_dataset_perc:{dataset * 100 / used if used else 0:.2f}%",
+        f"used_memory_dataset_perc:{dataset * 100 / (used - startup) if used > startup else 0:.2f}%",
+        f"allocator_allocated:{used}",
+        f"allocator_resident:{rss}",
         f"total_system_memory:{system}",
         f"total_system_memory_human:{bytes_to_human(system)}",
         *_scripting_memory(server),
@@ -241,8 +250,10 @@ def _section_memory(server: Server) -> list[str]:
         f"maxmemory_policy:{config.maxmemory_policy}",
         f"mem_fragmentation_ratio:{rss / used if used else 0:.2f}",
         f"mem_fragmentation_bytes:{rss - used}",
-        "mem_not_counted_for_evict:0",
-        "mem_clients_normal:0",
+        f"mem_not_counted_for_evict:{server.evictor.not_counted()}",
+        "mem_clients_slaves:0",
+        f"mem_clients_normal:{clients}",
+        f"mem_aof_buffer:{aof_buffer}",
         "mem_allocator:libc",
         "lazyfree_pending_objects:0",
         "lazyfreed_objects:0",
@@ -302,8 +313,9 @@ def _section_stats(server: Server) -> list[str]:
         f"expired_keys:{keyspace.expired_keys}",
         "expired_stale_perc:0.00",
         "expired_time_cap_reached_count:0",
-        "evicted_keys:0",
-        "evicted_clients:0",
+        f"evicted_keys:{server.evictor.evicted_keys}",
+        f"evicted_clients:{server.evictor.evicted_clients}",
+        *server.evictor.exceeded_time_fields(),
         f"evicted_scripts:{server.scripting.scripts.evicted}",
         f"keyspace_hits:{keyspace.hits}",
         f"keyspace_misses:{keyspace.misses}",

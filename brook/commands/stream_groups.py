@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from brook import blocking
 from brook.commands import streams
-from brook.commands.args import parse_int, text
+from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
     COMMANDS,
@@ -23,6 +23,7 @@ from brook.commands.registry import (
     command,
     container,
     subcommand_error,
+    text,
 )
 from brook.commands.stream_args import (
     parse_id,

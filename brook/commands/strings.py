@@ -474,7 +474,8 @@ def incr(client: Session, args: list[bytes]) -> bytes:
             raise CommandError(WRONGTYPE)
         # Plain digits without a leading zero are canonical: the common case skips the full
         # string2ll check in _stored_int.
-        if value.isdigit() and (value[0] != 48 or len(value) == 1):  # type: ignore[union-attr]
+        if (len(value) < 20 and value.isdigit()  # type: ignore[union-attr]
+                and (value[0] != 48 or len(value) == 1)):  # type: ignore[index]
             number = int(value)  # type: ignore[call-overload]
             if number > LONG_MAX:
                 raise CommandError(NOT_INTEGER)

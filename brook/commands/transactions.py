@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 
 
-def _leave_multi(client: Session) -> None:
+def discard_transaction(client: Session) -> None:
+    """Leave MULTI: the queue, its error flag and the WATCHed keys go (DISCARD, EXEC, and an
+    EXEC the dispatcher refuses)."""
     client.in_multi = False
     client.multi_queue = []
+    client.multi_bytes = 0
     client.multi_error = False
     client.unwatch_all()
     client.refresh_mode()
@@ -38,6 +41,7 @@ def multi(client: Session, args: list[bytes]) -> bytes:
         raise CommandError("ERR MULTI calls can not be nested")
     client.in_multi = True
     client.multi_queue = []
+    client.multi_bytes = 0
     client.multi_error = False
     client.refresh_mode()
     return resp.OK
@@ -51,7 +55,7 @@ def multi(client: Session, args: list[bytes]) -> bytes:
 def discard(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR DISCARD without MULTI")
-    _leave_multi(client)
+    discard_transaction(client)
     return resp.OK
 
 
@@ -74,14 +78,15 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR EXEC without MULTI")
     if client.multi_error:
-        _leave_multi(client)
+        discard_transaction(client)
         raise CommandError(EXECABORT)
     if client.watch_failed or _watched_key_expired(client):
-        _leave_multi(client)
+        discard_transaction(client)
         return resp.null_array(client.protocol)
     queue = client.multi_queue
     client.in_multi = False
     client.multi_queue = []
+    client.multi_bytes = 0
     client.unwatch_all()  # as Redis: the keys are released before the commands run
     client.in_exec = True  # blocking commands reply at once instead of parking
     aof = client.server.aof
@@ -95,7 +100,7 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
         if aof is not None:
             aof.end_transaction()
     suppress(client)  # EXEC itself is not persisted: its commands' effects were
-    _leave_multi(client)
+    discard_transaction(client)
     return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]
 
 

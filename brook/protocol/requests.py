@@ -197,12 +197,28 @@ class RequestParser:
             raise ProtocolError("unbalanced quotes in request")
         return args
 
+    def _line_end(self) -> int:
+        """Where the header line at ``pos`` ends, as Redis finds it: its first CR (strchr, so
+        a NUL before it means no line yet), with one more byte after it, which Redis skips
+        unchecked. -1: no CR yet (the line may be too long); -2: the byte after it is not
+        here yet."""
+        buf = self.buf
+        end = buf.find(b"\r", self.pos)
+        if end < 0 or buf.find(b"\x00", self.pos, end) >= 0:
+            return -1
+        return end if end + 1 < len(buf) else -2
+
+    def _too_long(self, end: int) -> bool:
+        """Redis's check while a header line has no end yet (see _line_end): more than the
+        inline limit buffered."""
+        return end == -1 and len(self.buf) - self.pos > INLINE_MAX_SIZE
+
     def _multibulk_header(self, auth_required: bool) -> bool:
         buf = self.buf
-        newline = buf.find(b"\r\n", self.pos)
+        newline = self._line_end()
+        if self._too_long(newline):
+            raise ProtocolError("too big mbulk count string")
         if newline < 0:
-            if len(buf) - self.pos > INLINE_MAX_SIZE:
-                raise ProtocolError("too big mbulk count string")
             return False
         count = parse_strict_int(bytes(buf[self.pos + 1 : newline]))
         if count is None or count > INT_MAX:
@@ -222,10 +238,10 @@ class RequestParser:
         assert args is not None
         while self._remaining:
             if self._bulk_len < 0:
-                newline = buf.find(b"\r\n", self.pos)
+                newline = self._line_end()
+                if self._too_long(newline):
+                    raise ProtocolError("too big bulk count string")
                 if newline < 0:
-                    if len(buf) - self.pos > INLINE_MAX_SIZE:
-                        raise ProtocolError("too big bulk count string")
                     return None
                 if buf[self.pos] != 0x24:  # '$'
                     raise ProtocolError("expected '$', got '%c'" % buf[self.pos])

@@ -101,9 +101,10 @@ def simple(text: str | bytes) -> bytes:
 
 
 def error(message: str) -> bytes:
-    """Encode an error; CR/LF inside the text would break framing, so they become spaces."""
+    """Encode an error as Redis's addReplyErrorFormat: CR/LF at either end are trimmed, and
+    inside the text, where they would break framing, they become spaces."""
     if "\r" in message or "\n" in message:
-        message = message.replace("\r", " ").replace("\n", " ")
+        message = message.strip("\r\n").replace("\r", " ").replace("\n", " ")
     return b"-%s\r\n" % message.encode("utf-8", "surrogateescape")
 
 

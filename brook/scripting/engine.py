@@ -24,10 +24,12 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
+from brook.eviction import OOM
 from brook.keyspace import now_us, snapshot_time
 from brook.protocol import resp
 from brook.scripting.busy import serve_while_busy
-from brook.scripting.cache import ScriptCache
+from brook.scripting.cache import ScriptCache, ScriptCacheError, shebang_flags
+from brook.scripting.cache import sha1hex as script_sha
 from brook.scripting.functions import Functions
 from brook.scripting.replies import truncate
 from brook.scripting.runtime import Interpreter, ScriptCallError
@@ -59,14 +61,16 @@ class ScriptError(Exception):
 class ScriptRun:
     """One running script or function: who asked, what it may do, what it did."""
 
-    __slots__ = ("caller", "name", "eval_mode", "read_only", "write_dirty", "started",
-                 "timed_out", "killed", "load_deadline", "command")
+    __slots__ = ("caller", "name", "eval_mode", "read_only", "allow_oom", "write_dirty",
+                 "started", "timed_out", "killed", "load_deadline", "command")
 
-    def __init__(self, caller: Session, name: bytes, eval_mode: bool, read_only: bool) -> None:
+    def __init__(self, caller: Session, name: bytes, eval_mode: bool, read_only: bool,
+                 allow_oom: bool = False) -> None:
         self.caller = caller
         self.name = name
         self.eval_mode = eval_mode
         self.read_only = read_only
+        self.allow_oom = allow_oom  # the allow-oom flag: denyoom commands run over maxmemory
         self.write_dirty = False  # it ran a write command: SCRIPT KILL can no longer stop it
         self.started = time.monotonic()
         self.timed_out = False
@@ -134,6 +138,36 @@ class Engine:
     def functions_lua(self) -> Interpreter:
         return self.functions.interpreter
 
+    # -- what a script command declares --------------------------------------------------------
+
+    def declared_flags(self, name: str, args: list[bytes]) -> tuple[str, ...] | None:
+        """The flags the script or function an EVAL/EVALSHA/FCALL request names declares (None:
+        none known, an EVAL script without a shebang), as Redis's evalGetCommandFlags and
+        fcallGetCommandFlags find them before the command runs."""
+        if name.startswith("fcall"):
+            function = self.functions.find(args[1]) if len(args) > 1 else None
+            return function.flags if function is not None else None
+        if len(args) < 2:
+            return None
+        by_sha = name.startswith("evalsha")
+        if by_sha and len(args[1]) != 40:
+            return None
+        script = self.scripts.scripts.get(args[1].lower() if by_sha else script_sha(args[1]))
+        if script is not None:
+            return script.flags
+        if by_sha:
+            return None
+        try:
+            return shebang_flags(args[1])[0]
+        except ScriptCacheError:
+            return None
+
+    def denies_oom(self, name: str, args: list[bytes]) -> bool:
+        """Whether a script command counts as ``denyoom``: its script declares flags, and
+        neither allow-oom nor no-writes (Redis's scriptFlagsToCmdFlags)."""
+        flags = self.declared_flags(name, args)
+        return flags is not None and ALLOW_OOM not in flags and NO_WRITES not in flags
+
     # -- running ------------------------------------------------------------------------------
 
     def start(self, caller: Session, name: bytes, flags: tuple[str, ...] | None,
@@ -152,8 +186,13 @@ class Engine:
             if read_only_command:
                 raise ScriptError(
                     "ERR Can not execute a script with write flag using *_ro command.")
+            if (server.oom_before_command and server.config.maxmemory
+                    and ALLOW_OOM not in flags):
+                raise ScriptError("OOM allow-oom flag is not set on the script, can not run it "
+                                  "when used memory > 'maxmemory'")
         read_only = read_only_command or (flags is not None and NO_WRITES in flags)
-        return ScriptRun(caller, name, eval_mode, read_only)
+        allow_oom = flags is not None and ALLOW_OOM in flags
+        return ScriptRun(caller, name, eval_mode, read_only, allow_oom)
 
     def execute(self, interpreter: Interpreter, run: ScriptRun, function: Any,
                 arguments: tuple[Any, ...], eval_mode: bool = False) -> bytes:
@@ -289,6 +328,10 @@ class Engine:
             aof = server.aof
             text = f"-MISCONF Errors writing to the AOF file: {aof.last_write_error if aof else ''}"
             return self._rejected(cmd, text.encode())
+        if (cmd.is_denyoom and not run.allow_oom and not run.write_dirty
+                and server.oom_before_command and server.config.maxmemory):
+            # Redis's scriptVerifyOOM: only a script's first write can be stopped.
+            return self._rejected(cmd, b"-" + OOM.encode())
         return cmd
 
     def _rejected(self, cmd: Command | None, message: bytes) -> bytes:
