@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from brook.protocol.requests import ProtocolError, RequestParser
 from tests.conftest import reply_end
 
-PROTO_MAX_BULK_LEN = 512 * 1024 * 1024  # both servers' default proto-max-bulk-len
+PROTO_MAX_BULK_LEN = 512 * 1024 * 1024
+INLINE_LIMIT = 64 * 1024  # both servers' limit on a line without its end  # both servers' default proto-max-bulk-len
 
 # -- the generator ----------------------------------------------------------------------------
 
@@ -495,11 +496,16 @@ class FrameGenerator:
     def _big_inline(self) -> bytes:
         """Lines under the 64 KiB inline limit, or far past it. Redis checks the limit after
         each read, and only when the buffer holds no line end: a line a little over 64 KiB
-        passes or fails by where reads end, so these sizes stay clear of that band."""
+        passes or fails by where reads end (D1), so these sizes stay clear of that band. A
+        line under the limit is always ended here: left open, the next frame would extend it
+        into the band."""
         size = self.rng.choice((60_000, 300_000))
-        return self.rng.choice((b"A" * size, b"*" + b"1" * size, b"ECHO " + b"a" * size + b"\r\n",
-                                b"*1\r\n" + b"$" + b"1" * size, b"A" * size + b"\r\n",
-                                b"*" + b"1" * size + b"\r\n", b"*1\r\n$" + b"1" * size + b"\r\n"))
+        ended = (b"ECHO " + b"a" * size + b"\r\n", b"A" * size + b"\r\n",
+                 b"*" + b"1" * size + b"\r\n", b"*1\r\n$" + b"1" * size + b"\r\n")
+        if size < INLINE_LIMIT:
+            return self.rng.choice(ended)
+        return self.rng.choice((b"A" * size, b"*" + b"1" * size, b"*1\r\n" + b"$" + b"1" * size,
+                                *ended))
 
     def _inline_over_64k(self) -> bytes:
         """A line of 82-150 KB sent in one write: Redis's first check past 64 KiB comes by 80 KiB
@@ -622,6 +628,15 @@ FINDINGS = (
             "(an inline command cut by a read, or a 7-digit count)",
             (b"ECHO a", b"*1\r\n$4\r\nPING\r\n", b"\r\n"),
             "brook/connection.py _data_received_slow (no refresh_mode after creating the parser)"),
+    Finding("F8 an unquoted inline argument ended at a vertical tab or form feed; Redis's "
+            "sdssplitargs ends one only at a space, tab, CR, LF or NUL (it skips any isspace() "
+            "between arguments)",
+            (b"ECHO a\x0bb\r\n",),
+            "brook/protocol/requests.py split_inline_args"),
+    Finding("F9 the byte in 'expected '$', got '<byte>'' was written as a character (two bytes "
+            "in UTF-8 for a byte past 127); Redis's %c writes the byte",
+            (b"*2\r\n$3\r\nGET\r\n\xd7\r\n",),
+            "brook/protocol/requests.py _bulks"),
     Finding("F5 a request hiredis frames with a simple string, big number or verbatim element "
             "after a bulk whose declared length missed its CRLF runs (it changed data); Redis "
             "rejects it (Protocol error: expected '$') and runs nothing",

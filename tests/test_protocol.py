@@ -281,6 +281,8 @@ def test_inline_splitting_matches_sdssplitargs():
     assert split_inline_args(b'"unterminated') is None
     assert split_inline_args(b'"a"b') is None
     assert split_inline_args(b"") == []
+    # isspace() separates arguments, but only space, tab, CR and LF end an unquoted one.
+    assert split_inline_args(b"a\x0bb \x0cc") == [b"a\x0bb", b"c"]
 
 
 @given(st.lists(st.lists(st.binary(max_size=40), min_size=1, max_size=6), min_size=1, max_size=8),

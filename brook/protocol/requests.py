@@ -37,7 +37,8 @@ def parse_strict_int(digits: bytes) -> int | None:
 
 
 _ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
-_SPACES = b" \n\r\t\v\f"
+_SPACES = b" \n\r\t\v\f"  # isspace(): what sdssplitargs skips between arguments and after quotes
+_UNQUOTED_ENDS = b" \n\r\t"  # what ends an unquoted argument there (not \v or \f)
 _HEX = b"0123456789abcdefABCDEF"
 
 
@@ -101,7 +102,7 @@ def split_inline_args(line: bytes) -> list[bytes] | None:
                 if i >= n:
                     break
                 ch = line[i]
-                if ch in _SPACES:
+                if ch in _UNQUOTED_ENDS:
                     break
                 if ch == ord('"'):
                     in_double = True
@@ -244,7 +245,9 @@ class RequestParser:
                 if newline < 0:
                     return None
                 if buf[self.pos] != 0x24:  # '$'
-                    raise ProtocolError("expected '$', got '%c'" % buf[self.pos])
+                    # Redis's %c writes the byte as it is (resp.error writes it back).
+                    got = bytes(buf[self.pos : self.pos + 1]).decode("utf-8", "surrogateescape")
+                    raise ProtocolError(f"expected '$', got '{got}'")
                 length = parse_strict_int(bytes(buf[self.pos + 1 : newline]))
                 if length is None or length < 0 or length > max_bulk_len:
                     raise ProtocolError("invalid bulk length")
