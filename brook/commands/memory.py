@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import CommandError, command, container
+from brook.commands.server import memory_breakdown
 from brook.memory import key_bytes, resident_bytes
 from brook.protocol import resp
 
@@ -72,16 +73,12 @@ def memory_usage(client: Session, args: list[bytes]) -> bytes:
 def memory_stats(client: Session, args: list[bytes]) -> bytes:
     server = client.server
     memory = server.memory
-    used = server.used_memory()
-    rss = resident_bytes()
-    startup = min(memory.startup, used)
-    clients = sum(each.memory_bytes() for each in server.clients.values())
-    aof = server.aof
-    aof_buffer = len(aof.buffer) if aof is not None else 0
+    breakdown = memory_breakdown(server)
+    used, rss, startup = breakdown.used, breakdown.rss, breakdown.startup
+    clients, aof_buffer = breakdown.clients, breakdown.aof_buffer
+    overhead, dataset = breakdown.overhead, breakdown.dataset
     scripting = server.scripting
-    overhead = min(used, startup + clients + aof_buffer)
     keys = sum(len(db.data) for db in server.keyspace.databases)
-    dataset = used - overhead
     fields: dict[str, object] = {
         "peak.allocated": max(memory.peak, used),
         "total.allocated": used,

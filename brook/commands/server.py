@@ -14,6 +14,7 @@ import resource
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
@@ -212,22 +213,44 @@ def _section_clients(server: Server) -> list[str]:
     ]
 
 
-def _section_memory(server: Server) -> list[str]:
-    """Redis's memory fields. ``used_memory`` is what the allocators hold now (brook.memory);
-    the overhead is the start-up reading plus the clients' buffers and the AOF buffer, the
-    dataset the rest."""
-    memory = server.memory
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """One reading of the allocators, split as INFO memory and MEMORY STATS report it: the
+    overhead is the start-up reading plus the clients' buffers and the AOF buffer, the dataset
+    the rest."""
+
+    used: int
+    rss: int
+    startup: int
+    clients: int
+    aof_buffer: int
+
+    @property
+    def overhead(self) -> int:
+        return min(self.used, self.startup + self.clients + self.aof_buffer)
+
+    @property
+    def dataset(self) -> int:
+        return self.used - self.overhead
+
+
+def memory_breakdown(server: Server) -> MemoryBreakdown:
     used = server.used_memory()
-    rss = resident_bytes()
-    startup = min(memory.startup, used)
-    peak = max(memory.peak, used)
+    return MemoryBreakdown(
+        used=used, rss=resident_bytes(), startup=min(server.memory.startup, used),
+        clients=sum(client.memory_bytes() for client in server.clients.values()),
+        aof_buffer=server.evictor.not_counted())
+
+
+def _section_memory(server: Server) -> list[str]:
+    """Redis's memory fields. ``used_memory`` is what the allocators hold now (brook.memory)."""
+    breakdown = memory_breakdown(server)
+    used, rss, startup = breakdown.used, breakdown.rss, breakdown.startup
+    clients, aof_buffer = breakdown.clients, breakdown.aof_buffer
+    overhead, dataset = breakdown.overhead, breakdown.dataset
+    peak = max(server.memory.peak, used)
     system = _total_system_memory()
     config = server.config
-    clients = sum(client.memory_bytes() for client in server.clients.values())
-    aof = server.aof
-    aof_buffer = len(aof.buffer) if aof is not None else 0
-    overhead = min(used, startup + clients + aof_buffer)
-    dataset = used - overhead
     return [
         f"used_memory:{used}",
         f"used_memory_human:{bytes_to_human(used)}",
