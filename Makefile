@@ -4,25 +4,46 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 SPARK_STAMP := $(VENV)/.installed-spark
+BUILD_STAMP := $(VENV)/.built
+# The compiled core is built from these (setup.py lists the modules; mypyc reads the types of
+# every module they import, so any source change rebuilds it).
+SOURCES := $(shell find brook -name '*.py')
+# The pure-Python build's tree for `make test-pure`: the sources without their extensions.
+PURE := .pure
+# What the pure build runs in CI: one file per layer that a compiled module could break.
+PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/test_strings.py tests/test_lists.py \
+	tests/test_streams.py tests/test_stream_groups.py tests/test_blocking.py tests/test_aof.py \
+	tests/test_protocol.py tests/test_server_commands.py
 
-.PHONY: run test lint bench docs install redis clean example
+.PHONY: run test test-pure lint bench docs install build redis clean example
 
-$(STAMP): pyproject.toml
+## The dependencies, and Brook installed in place (BROOK_PURE: the compiled core is built once,
+## by $(BUILD_STAMP), not by every pip install).
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	BROOK_PURE=1 $(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+## The compiled core (setup.py), in place beside the sources; without a C compiler Brook stays
+## pure Python. Rebuilt whenever a source changes: Python imports the extension, not the .py.
+$(BUILD_STAMP): $(STAMP) setup.py $(SOURCES)
+	$(BIN)/python setup.py --quiet build_ext --inplace
+	find brook -name '*.so' -exec touch {} +
+	touch $(BUILD_STAMP)
+
+build: $(BUILD_STAMP)
 
 ## The Spark connector's extra (pyspark, pyarrow): only the tests and the example need it.
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,spark]'
+	BROOK_PURE=1 $(BIN)/pip install --quiet -e '.[dev,spark]'
 	touch $(SPARK_STAMP)
 
-install: $(STAMP)
+install: $(BUILD_STAMP)
 
 ## Start Brook on 127.0.0.1:6379 with brook.conf: data in ./data, append-only file on
 ## (pass more flags with ARGS="--port 7000 ...").
-run: $(STAMP)
+run: $(BUILD_STAMP)
 	mkdir -p data
 	$(BIN)/brook-server brook.conf $(ARGS)
 
@@ -31,14 +52,22 @@ redis:
 	@scripts/ensure-redis.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check brook tests bench examples
+	$(BIN)/ruff check brook tests bench examples setup.py
 
-## Lint, check docs/commands.md is current, run every test (against real Redis too).
-test: $(SPARK_STAMP) redis lint
-	$(BIN)/python -m pytest -q
+## Lint, check docs/commands.md is current, run every test (against real Redis too) on the
+## compiled build, then the smoke subset on the pure-Python build.
+test: $(SPARK_STAMP) $(BUILD_STAMP) redis lint
+	BROOK_EXPECT_BUILD=compiled $(BIN)/python -m pytest -q
+	$(MAKE) test-pure
+
+## The smoke subset on the pure-Python build (the sources copied without their extensions).
+test-pure: $(STAMP) redis
+	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook $(PURE)/
+	find $(PURE) -name '*.so' -delete
+	PYTHONPATH=$(PURE) BROOK_EXPECT_BUILD=pure $(BIN)/python -m pytest -q $(PURE_SMOKE)
 
 ## Brook and redis-server side by side under redis-benchmark; prints the ratio table.
-bench: $(STAMP) redis
+bench: $(BUILD_STAMP) redis
 	$(BIN)/python -m bench.run $(ARGS)
 
 ## The Spark pipeline example: clicks -> Brook -> Structured Streaming -> Brook + Parquet.
@@ -50,4 +79,5 @@ docs: $(STAMP)
 	$(BIN)/python -m brook.docs > docs/commands.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE)
+	find brook -name '*.so' -delete

@@ -35,7 +35,7 @@ import heapq
 import itertools
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.keyspace import TYPE_NAMES, Database, now_ms
 from brook.protocol import resp
@@ -47,15 +47,15 @@ if TYPE_CHECKING:
     from brook.types.groups import Group
     from brook.types.stream import Stream
 
-UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+UNBLOCKED: Final = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 # The heap of plain readers is rebuilt when dead entries (readers served through another key,
 # timed out or gone) outnumber the live ones by this much.
-_HEAP_SLACK = 64
+_HEAP_SLACK: Final = 64
 
 POP, READ, GROUP, ZPOP = 0, 1, 2, 3  # what a waiter waits for (ZPOP: sorted-set pops)
 # The type of value each kind of pop waits for: a waiter is served only by a key of its type
 # (Redis's handleClientsBlockedOnKey); any other type leaves it parked.
-_POPPED_TYPE = {POP: "list", ZPOP: "zset"}
+_POPPED_TYPE: Final = {POP: "list", ZPOP: "zset"}
 
 
 class Waiter:
@@ -337,7 +337,7 @@ class Blocking:
             return
         due: int | None = None
         for name, queue in waiters.groups.items():
-            group = stream.group(name)  # type: ignore[union-attr]
+            group = stream.group(name)  # type: ignore[union-attr,attr-defined]
             idles = [w.claim for w in queue if w.claim is not None]
             if group is None or not idles or not len(group.pel):
                 continue

@@ -15,18 +15,18 @@ import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from brook import glob
 from brook.protocol.requests import parse_strict_int, split_inline_args
 
-VERSION = "7.4.0"  # the Redis version whose behaviour clients should assume (HELLO, INFO)
-BROOK_VERSION = "0.1.0"
+VERSION: Final = "7.4.0"  # the Redis version whose behaviour clients should assume (HELLO, INFO)
+BROOK_VERSION: Final = "0.1.0"
 
-INT_MAX = 2**31 - 1
-INT_MIN = -(2**31)
-UINT_MAX = 2**32 - 1
-LONG_MAX = 2**63 - 1
+INT_MAX: Final = 2**31 - 1
+INT_MIN: Final = -(2**31)
+UINT_MAX: Final = 2**32 - 1
+LONG_MAX: Final = 2**63 - 1
 HZ_MIN, HZ_MAX = 1, 500  # Redis clamps hz to this range instead of rejecting it
 
 
@@ -38,7 +38,7 @@ class ConfigError(Exception):
 # Value parsers and renderers
 # ---------------------------------------------------------------------------------------------
 
-_MEMORY_UNITS = {
+_MEMORY_UNITS: Final = {
     "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2, "g": 1000**3, "gb": 1024**3,
 }
 
@@ -126,30 +126,30 @@ def render_save(points: object) -> str:
 
 
 # notify-keyspace-events: Redis's class letters and how it prints them back.
-NOTIFY_KEYSPACE = 1 << 0  # K
-NOTIFY_KEYEVENT = 1 << 1  # E
-NOTIFY_GENERIC = 1 << 2  # g
-NOTIFY_STRING = 1 << 3  # $
-NOTIFY_LIST = 1 << 4  # l
-NOTIFY_SET = 1 << 5  # s
-NOTIFY_HASH = 1 << 6  # h
-NOTIFY_ZSET = 1 << 7  # z
-NOTIFY_EXPIRED = 1 << 8  # x
-NOTIFY_EVICTED = 1 << 9  # e
-NOTIFY_STREAM = 1 << 10  # t
-NOTIFY_KEY_MISS = 1 << 11  # m
-NOTIFY_MODULE = 1 << 12  # d
-NOTIFY_NEW = 1 << 13  # n
-NOTIFY_ALL = (
+NOTIFY_KEYSPACE: Final = 1 << 0  # K
+NOTIFY_KEYEVENT: Final = 1 << 1  # E
+NOTIFY_GENERIC: Final = 1 << 2  # g
+NOTIFY_STRING: Final = 1 << 3  # $
+NOTIFY_LIST: Final = 1 << 4  # l
+NOTIFY_SET: Final = 1 << 5  # s
+NOTIFY_HASH: Final = 1 << 6  # h
+NOTIFY_ZSET: Final = 1 << 7  # z
+NOTIFY_EXPIRED: Final = 1 << 8  # x
+NOTIFY_EVICTED: Final = 1 << 9  # e
+NOTIFY_STREAM: Final = 1 << 10  # t
+NOTIFY_KEY_MISS: Final = 1 << 11  # m
+NOTIFY_MODULE: Final = 1 << 12  # d
+NOTIFY_NEW: Final = 1 << 13  # n
+NOTIFY_ALL: Final = (
     NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET
     | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE
 )
-_NOTIFY_CLASSES = {
+_NOTIFY_CLASSES: Final = {
     "g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "l": NOTIFY_LIST, "s": NOTIFY_SET,
     "h": NOTIFY_HASH, "z": NOTIFY_ZSET, "x": NOTIFY_EXPIRED, "e": NOTIFY_EVICTED,
     "t": NOTIFY_STREAM, "d": NOTIFY_MODULE, "n": NOTIFY_NEW,
 }
-_NOTIFY_OTHERS = {"K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "m": NOTIFY_KEY_MISS}
+_NOTIFY_OTHERS: Final = {"K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "m": NOTIFY_KEY_MISS}
 
 
 def parse_keyspace_events(text: str, current: object = None) -> int:
@@ -177,7 +177,7 @@ def render_keyspace_events(flags: object) -> str:
 
 
 # client-output-buffer-limit: per class (normal, replica, pubsub): hard, soft, soft-seconds.
-_BUFFER_CLASSES = {"normal": "normal", "slave": "replica", "replica": "replica", "pubsub": "pubsub"}
+_BUFFER_CLASSES: Final = {"normal": "normal", "slave": "replica", "replica": "replica", "pubsub": "pubsub"}
 
 
 def parse_buffer_limits(text: str, current: object) -> dict[str, tuple[int, int, int]]:
@@ -371,12 +371,12 @@ def _special(
     return Parameter(name, "special", default, parser=parser, renderer=renderer, multi_arg=True, **kw)
 
 
-_PROTECTED_ACTION = ("no", "yes", "local")
+_PROTECTED_ACTION: Final = ("no", "yes", "local")
 
 # Redis's parameters that Brook honours or that tools read, with Redis's defaults and limits
 # (a stock redis.conf loads unchanged). Brook differs from Redis only in binding to loopback by
 # default and in having no save points until persistence is configured.
-PARAMETERS: list[Parameter] = [
+PARAMETERS: Final[list[Parameter]] = [
     # Network
     _int("port", 6379, 0, 65535, mutable=False),
     _special("bind", "127.0.0.1 -::1", parse_words, mutable=False),
@@ -513,12 +513,12 @@ PARAMETERS: list[Parameter] = [
     _int("stream-idmp-maxsize", 100, 1, 10000),
 ]
 
-PARAMETERS_BY_NAME: dict[str, Parameter] = {}
+PARAMETERS_BY_NAME: Final[dict[str, Parameter]] = {}
 for _param in PARAMETERS:
     PARAMETERS_BY_NAME[_param.name] = _param
     for _alias in _param.aliases:
         PARAMETERS_BY_NAME[_alias] = _param
-_GLOB_CHARS = frozenset("[*?")
+_GLOB_CHARS: Final = frozenset("[*?")
 
 
 def lookup(name: str) -> Parameter | None:
@@ -571,6 +571,80 @@ class Config:
     stream_node_max_entries: int
     stream_idmp_duration: int
     stream_idmp_maxsize: int
+    # The rest of PARAMETERS (a compiled Config has exactly the attributes declared here):
+    io_threads: int
+    io_threads_do_reads: bool
+    dynamic_hz: bool
+    syslog_enabled: bool
+    syslog_ident: str
+    syslog_facility: str
+    always_show_logo: bool
+    set_proc_title: bool
+    proc_title_template: str
+    locale_collate: str
+    crash_log_enabled: bool
+    crash_memcheck_enabled: bool
+    enable_module_command: str
+    oom_score_adj: str
+    oom_score_adj_values: list[int]
+    disable_thp: str
+    jemalloc_bg_thread: bool
+    activerehashing: bool
+    active_expire_effort: int
+    cluster_enabled: bool
+    acllog_max_len: int
+    aclfile: str
+    tracking_table_max_keys: int
+    busy_reply_threshold: int
+    lua_max_memory: int
+    stop_writes_on_bgsave_error: bool
+    rdbcompression: bool
+    rdbchecksum: bool
+    rdb_del_sync_files: bool
+    rdb_save_incremental_fsync: bool
+    sanitize_dump_payload: bool
+    appendfilename: str
+    appenddirname: str
+    appendfsync: str
+    no_appendfsync_on_rewrite: bool
+    auto_aof_rewrite_percentage: int
+    auto_aof_rewrite_min_size: int
+    aof_load_truncated: bool
+    aof_use_rdb_preamble: bool
+    aof_timestamp_enabled: bool
+    aof_rewrite_incremental_fsync: bool
+    replica_serve_stale_data: bool
+    replica_read_only: bool
+    repl_diskless_sync: bool
+    repl_diskless_sync_delay: int
+    repl_diskless_sync_max_replicas: int
+    repl_diskless_load: str
+    repl_disable_tcp_nodelay: bool
+    replica_priority: int
+    repl_backlog_ttl: int
+    repl_timeout: int
+    min_replicas_to_write: int
+    min_replicas_max_lag: int
+    masterauth: str
+    masteruser: str
+    latency_tracking: bool
+    latency_tracking_info_percentiles: list[float]
+    lazyfree_lazy_eviction: bool
+    lazyfree_lazy_expire: bool
+    lazyfree_lazy_server_del: bool
+    lazyfree_lazy_user_del: bool
+    lazyfree_lazy_user_flush: bool
+    replica_lazy_flush: bool
+    hash_max_listpack_entries: int
+    hash_max_listpack_value: int
+    list_max_listpack_size: int
+    list_compress_depth: int
+    set_max_intset_entries: int
+    set_max_listpack_entries: int
+    set_max_listpack_value: int
+    zset_max_listpack_entries: int
+    zset_max_listpack_value: int
+    hll_sparse_max_bytes: int
 
     def __init__(self) -> None:
         # Called with the canonical name of each changed parameter; may raise ConfigError to
@@ -719,7 +793,7 @@ class Config:
             raise ConfigError(f"Rewriting config file: {err.strerror}")
 
 
-_REWRITE_MARKER = "# Generated by CONFIG REWRITE"
+_REWRITE_MARKER: Final = "# Generated by CONFIG REWRITE"
 
 
 class ConfigSetError(ConfigError):

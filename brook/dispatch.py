@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.commands.registry import Command, CommandError, text
 from brook.commands.transactions import discard_transaction
@@ -48,17 +48,17 @@ if TYPE_CHECKING:
 _perf = time.perf_counter
 
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
-_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
-_LOADING = "LOADING Redis is loading the dataset in memory"
+_MULTI_IMMEDIATE: Final = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+_LOADING: Final = "LOADING Redis is loading the dataset in memory"
 # The replies one read may produce before the rest of it waits for them to be written.
-REPLY_BUDGET = 1 << 20
-_NOAUTH = "NOAUTH Authentication required."
+REPLY_BUDGET: Final = 1 << 20
+_NOAUTH: Final = "NOAUTH Authentication required."
 # What a RESP2 client in subscribed mode may run (Redis's processCommand check).
-_SUBSCRIBED_MODE_COMMANDS = frozenset({
+_SUBSCRIBED_MODE_COMMANDS: Final = frozenset({
     "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
     "punsubscribe", "quit", "reset",
 })
-_SUBSCRIBED_MODE_ERROR = (
+_SUBSCRIBED_MODE_ERROR: Final = (
     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
     "allowed in this context"
 )
@@ -76,6 +76,11 @@ def unknown_command_error(args: list[bytes]) -> str:
         size += len(quoted.encode("utf-8", "surrogateescape"))
         shown += quoted
     return f"ERR unknown command '{text(args[0], 128)}', with args beginning with: {shown}"
+
+
+def _is_request(value: object) -> bool:
+    """What hiredis read is a request: an array of byte strings (nothing else ever runs)."""
+    return isinstance(value, list) and all(type(element) is bytes for element in value)
 
 
 def arity_error(cmd: Command) -> str:
@@ -117,7 +122,6 @@ class Dispatcher:
             over_limit = not server.evictor.within_limit()
             if not over_limit:
                 server.oom_before_command = False
-        join = b"".join
         perf = _perf
         started = clock = perf()
         timed = 0.0  # time of the commands timed on their own
@@ -132,10 +136,12 @@ class Dispatcher:
         while True:
             try:
                 request = next_request()
-                if request is False:
-                    break
-                join(request)  # raises TypeError unless every element is a byte string
-            except Exception:  # the reader's protocol error, or an element of another type
+            except Exception:  # the reader's protocol error
+                malformed = True
+                break
+            if request is False:
+                break
+            if not _is_request(request):  # an element of another type, or no array at all
                 malformed = True
                 break
             taken += 1

@@ -27,16 +27,16 @@ import itertools
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from brook.session import Session
 
 # Per value type (the Python class of a stored value), registered by the module that owns it:
 # the name TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
-TYPE_NAMES: dict[type, str] = {bytes: "string", bytearray: "string"}
-ENCODINGS: dict[type, Callable[[object], str]] = {}
-COPIERS: dict[type, Callable[[object], object]] = {bytes: lambda value: value}
+TYPE_NAMES: Final[dict[type, str]] = {bytes: "string", bytearray: "string"}
+ENCODINGS: Final[dict[type, Callable[[object], str]]] = {}
+COPIERS: Final[dict[type, Callable[[object], object]]] = {bytes: lambda value: value}
 
 
 def now_ms() -> int:
@@ -82,8 +82,8 @@ def snapshot_time(at_us: int | None) -> int | None:
 # ScanIndex: a hash table with Redis's reverse-binary cursor.
 # ---------------------------------------------------------------------------------------------
 
-_MIN_SLOTS = 4  # Redis's DICT_HT_INITIAL_SIZE
-_MIGRATE_BUCKETS = 4  # old buckets moved per add/discard while resizing
+_MIN_SLOTS: Final = 4  # Redis's DICT_HT_INITIAL_SIZE
+_MIGRATE_BUCKETS: Final = 4  # old buckets moved per add/discard while resizing
 _Slot = bytes | list[bytes] | None
 
 
@@ -96,8 +96,8 @@ def _table_size(count: int) -> int:
 
 
 # Bit-reversal of every 16-bit value, so reversing a cursor costs two lookups.
-_REVERSED_8 = [int(format(value, "08b")[::-1], 2) for value in range(256)]
-_REVERSED_16 = [
+_REVERSED_8: Final = [int(format(value, "08b")[::-1], 2) for value in range(256)]
+_REVERSED_16: Final = [
     _REVERSED_8[value & 0xFF] << 8 | _REVERSED_8[value >> 8] for value in range(1 << 16)
 ]
 
@@ -212,7 +212,7 @@ class ScanIndex:
                 if type(slot) is list:
                     found.extend(slot)
                 else:
-                    found.append(slot)
+                    found.append(slot)  # type: ignore[arg-type]
             position += 1
             if position > mask:
                 return 0
@@ -245,12 +245,12 @@ class ScanIndex:
         for _ in range(1000):
             slot = self._random_slot()
             if slot is not None:
-                return slot if type(slot) is bytes else random.choice(slot)
+                return slot if type(slot) is bytes else random.choice(slot)  # type: ignore[return-value]
         # Only reachable if the count is wrong: fall back to a walk.
         for table in (self.table, self.old or []):
             for slot in table:
                 if slot is not None:
-                    return slot if type(slot) is bytes else slot[0]
+                    return slot if type(slot) is bytes else slot[0]  # type: ignore[return-value]
         return None
 
     def _random_slot(self) -> _Slot:
@@ -290,7 +290,7 @@ class ScanIndex:
                 for key in slot:
                     _slot_add(table, key)
             else:
-                _slot_add(table, slot)
+                _slot_add(table, slot)  # type: ignore[arg-type]
             buckets -= 1
         self.migrated = position
         if position >= end:
@@ -306,7 +306,7 @@ def _slot_add(table: list[_Slot], key: bytes) -> None:
     elif type(slot) is list:
         slot.append(key)
     else:
-        table[index] = [slot, key]
+        table[index] = [slot, key]  # type: ignore[list-item]
 
 
 def _slot_remove(table: list[_Slot], index: int, key: bytes) -> bool:
@@ -340,11 +340,11 @@ def _slot_extend(slot: _Slot, found: list[bytes]) -> None:
     if type(slot) is list:
         found.extend(slot)
     else:
-        found.append(slot)
+        found.append(slot)  # type: ignore[arg-type]
 
 
 # How many hashes per database keep a field index for HSCAN between calls.
-_FIELD_INDEX_CACHE = 32
+_FIELD_INDEX_CACHE: Final = 32
 
 
 class Database:

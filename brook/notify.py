@@ -14,7 +14,7 @@ cost is one integer test.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.config import (
     NOTIFY_EXPIRED,
@@ -37,14 +37,14 @@ if TYPE_CHECKING:
 __all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "emptied",
            "expired", "notify", "publish_event", "stored", "written"]
 
-GENERIC = NOTIFY_GENERIC
-STRING = NOTIFY_STRING
-LIST = NOTIFY_LIST
-SET = NOTIFY_SET
-HASH = NOTIFY_HASH
-ZSET = NOTIFY_ZSET
-STREAM = NOTIFY_STREAM
-EXPIRED = NOTIFY_EXPIRED
+GENERIC: Final = NOTIFY_GENERIC
+STRING: Final = NOTIFY_STRING
+LIST: Final = NOTIFY_LIST
+SET: Final = NOTIFY_SET
+HASH: Final = NOTIFY_HASH
+ZSET: Final = NOTIFY_ZSET
+STREAM: Final = NOTIFY_STREAM
+EXPIRED: Final = NOTIFY_EXPIRED
 
 
 def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"",

@@ -32,7 +32,7 @@ which puts them where Redis puts them, in front of the command's own reply.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.glob import Matcher, matcher
 from brook.protocol import resp
@@ -218,7 +218,7 @@ def _deliver_around(audience: Audience, frame: bytes, current: Hashable,
 # Subscribers: subscribed mode and slow subscribers
 # ---------------------------------------------------------------------------------------------
 
-_HEADS = {2: b"*3\r\n", 3: b">3\r\n"}
+_HEADS: Final = {2: b"*3\r\n", 3: b">3\r\n"}
 Counter = Callable[["Session"], int]
 
 

@@ -14,10 +14,11 @@ import signal
 import sys
 import time
 from collections import deque
-from typing import TextIO
+from typing import Final, TextIO
 
 from brook import commands, notify
 from brook.blocking import Blocking
+from brook.build import BUILD, stale_modules
 from brook.commands.registry import COMMANDS, Command
 from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
@@ -33,10 +34,10 @@ from brook.pubsub import Registry, Subscribers
 from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
 
-_LOG_MARKS = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
-_LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
+_LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
+_LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
 
-DENIED = (
+DENIED: Final = (
     b"-DENIED Redis is running in protected mode because protected mode is enabled and no "
     b"password is set for the default user. In this mode connections are only accepted from "
     b"the loopback interface. If you want to connect from external computers to Redis you may "
@@ -51,16 +52,16 @@ DENIED = (
     b"NOTE: You only need to do one of the above things in order for the server to start "
     b"accepting connections from the outside.\r\n"
 )
-MAX_CLIENTS_REACHED = b"-ERR max number of clients reached\r\n"
+MAX_CLIENTS_REACHED: Final = b"-ERR max number of clients reached\r\n"
 
 # Redis keeps at most 32 arguments of a slow command, each cut to 128 bytes.
-SLOWLOG_MAX_ARGS = 32
-SLOWLOG_MAX_ARG_LEN = 128
+SLOWLOG_MAX_ARGS: Final = 32
+SLOWLOG_MAX_ARG_LEN: Final = 128
 # Samples kept per latency event (Redis's LATENCY_TS_LEN).
-LATENCY_SAMPLES = 160
-REDACTED = b"(redacted)"
+LATENCY_SAMPLES: Final = 160
+REDACTED: Final = b"(redacted)"
 # File descriptors kept for listeners, log and persistence files besides one per client.
-RESERVED_FDS = 32
+RESERVED_FDS: Final = 32
 
 
 class SlowlogEntry:
@@ -446,8 +447,12 @@ class Server:
         self.log(
             "notice",
             f"Brook version={BROOK_VERSION}, redis-compat={VERSION}, bits=64, pid={self.pid}, "
-            "just started",
+            f"build={BUILD}, just started",
         )
+        stale = stale_modules()
+        if stale:
+            self.log("warning", "Compiled modules older than their source (make build rebuilds "
+                                f"them; until then the old code runs): {', '.join(stale)}")
         if config.config_file:
             self.log("notice", "Configuration loaded")
         else:
@@ -748,7 +753,7 @@ def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
     return args
 
 
-_REPR_ESCAPES = {
+_REPR_ESCAPES: Final = {
     ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\n"): b"\\n", ord("\r"): b"\\r",
     ord("\t"): b"\\t", 7: b"\\a", 8: b"\\b",
 }

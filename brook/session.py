@@ -16,6 +16,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from mypy_extensions import mypyc_attr
+
 if TYPE_CHECKING:
     from brook.blocking import Waiter
     from brook.commands.registry import Command
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Pushed(bytes):
     """A reply made of push messages ((un)subscribe confirmations): sent even under CLIENT
     REPLY OFF/SKIP, as Redis sends what it marks CLIENT_PUSHING."""

@@ -334,6 +334,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "min_redis(*version): skip the real-Redis run below this version")
     config.addinivalue_line("markers", "brook_only: run only against Brook")
     redis_binary()  # a mistyped BROOK_PARITY_REDIS stops the run before any test
+    from brook.build import stale_modules
+
+    stale = stale_modules()
+    if stale:  # the tests would run the compiled old code, not the source under test
+        pytest.exit(f"compiled modules older than their source, run `make build`: {stale}", 2)
 
 
 def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

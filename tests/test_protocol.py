@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from brook.connection import _giant_header
 from brook.protocol.requests import ProtocolError, RequestParser, split_inline_args
 from tests.conftest import RawConnection
 
@@ -94,6 +95,23 @@ def test_large_value_in_many_reads(server):
 
 def test_empty_multibulk_is_ignored(raw):
     assert raw.request(b"*0\r\n*-1\r\nPING\r\n") == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("tail", [b"*1000000\r\n", b"*1000000", b"*12345678\r\n$3\r\nGET\r\n"])
+def test_a_read_ending_in_a_giant_multibulk_count_answers_what_came_before(raw, tail):
+    """A count of a million or more is never handed to hiredis (which would allocate it); the
+    requests before it run and the rest waits for its elements."""
+    assert raw.request(encode(b"PING") + encode(b"ECHO", b"*1234567") + tail,
+                       until=b"$8\r\n*1234567\r\n") == b"+PONG\r\n$8\r\n*1234567\r\n"
+
+
+@given(st.lists(st.sampled_from([b"*", b"1", b"9", b"0", b"\r\n", b"$", b"x", b"-"]), max_size=40))
+def test_giant_header_finds_a_star_and_seven_digits(pieces):
+    """The search the connection runs on every read matches a star and seven digits anywhere."""
+    data = b"".join(pieces)
+    expected = any(data[i:i + 1] == b"*" and data[i + 1:i + 8].isdigit() and len(data) >= i + 8
+                   for i in range(len(data)))
+    assert (_giant_header(data) is not None) == expected
 
 
 # -- protocol errors ---------------------------------------------------------------------------

@@ -49,11 +49,15 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return frozen
 
 
-class Client(Session):
+class Client:
     """A session that is never connected: requests go straight to the dispatcher."""
 
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.session = Session(server)
+
     def execute(self, args: list[bytes]) -> bytes | None:
-        return self.server.dispatcher.execute(self, args)
+        return self.server.dispatcher.execute(self.session, args)
 
 
 def new_client() -> Client:
@@ -262,7 +266,7 @@ def test_rewrite_keeps_behaviour_after_replay(clock: Clock) -> None:
     source = new_client()
     build_rich_state(source, clock)
     copy = rewrite_round_trip(source)
-    copy.last_interaction = source.last_interaction  # the clock XADD * reads
+    copy.session.last_interaction = source.session.last_interaction  # the clock XADD * reads
     for client in (source, copy):
         dup = parse(client.execute([b"XADD", b"s-idmp", b"IDMP", b"p1", b"iid6", b"*",
                                     b"k", b"again"]))

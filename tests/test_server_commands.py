@@ -6,6 +6,7 @@ that tools parse (Redis 7.0 has a few fields and sections Brook does not, and vi
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -109,6 +110,17 @@ def test_info_brook_version(r):
     info = fields(info_text(r, "server"))
     assert re.fullmatch(r"\d+\.\d+\.\d+", info["brook_version"])
     assert info["redis_version"] == "7.4.0"
+
+
+@pytest.mark.brook_only
+def test_info_brook_build(r):
+    """The build the suite was asked to test (make test: compiled, make test-pure: pure) is the
+    one the server runs."""
+    build = fields(info_text(r, "server"))["brook_build"]
+    assert build in ("compiled", "pure")
+    expected = os.environ.get("BROOK_EXPECT_BUILD")
+    if expected:
+        assert build == expected
 
 
 def test_info_resp3_is_verbatim(raw):

@@ -53,7 +53,7 @@ def test_loaded_state_keeps_behaving_the_same(rich, tmp_path: Path) -> None:  # 
     """Appends continue the open tail node, claims serve released entries first, dedup works,
     lists keep their ends: the next commands answer alike on both servers."""
     copy = snapshot_round_trip(rich, tmp_path / "dump.brook")
-    copy.last_interaction = rich.last_interaction  # the clock XADD * reads
+    copy.session.last_interaction = rich.session.last_interaction  # the clock XADD * reads
     script = [
         [b"XADD", b"s", b"*", b"tail", b"4"],
         [b"XADD", b"s-idmp", b"IDMP", b"p1", b"iid6", b"*", b"k", b"again"],
@@ -165,7 +165,7 @@ def test_random_streams_round_trip_through_a_snapshot(clock: Clock, tmp_path: Pa
     write_snapshot(source.server.keyspace, buffer)
     copy = new_client()
     load_snapshot(copy.server.keyspace, buffer.getvalue())
-    copy.last_interaction = source.last_interaction  # the clock XADD * reads
+    copy.session.last_interaction = source.session.last_interaction  # the clock XADD * reads
     assert inspect(copy) == inspect(source)
     for command in ([b"XADD", b"r1", b"*", b"f", b"v"], [b"XTRIM", b"r2", b"MAXLEN", b"3"],
                     [b"XREADGROUP", b"GROUP", b"ga", b"c9", b"STREAMS", b"r1", b">"]):

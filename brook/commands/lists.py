@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
 from brook.commands.registry import (
@@ -45,22 +45,22 @@ if TYPE_CHECKING:
     from brook.keyspace import Database
     from brook.session import Session
 
-BULK_HEADERS = resp.BULK_HEADERS
-NULL_BULK = resp.NULL_BULK
-NULL3 = resp.NULL3
+BULK_HEADERS: Final = resp.BULK_HEADERS
+NULL_BULK: Final = resp.NULL_BULK
+NULL3: Final = resp.NULL3
 
-MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
-INDEX_OUT_OF_RANGE = "ERR index out of range"
-RANK_ZERO = (
+MUST_BE_POSITIVE: Final = "ERR value is out of range, must be positive"
+INDEX_OUT_OF_RANGE: Final = "ERR index out of range"
+RANK_ZERO: Final = (
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list"
 )
-COUNT_NEGATIVE = "ERR COUNT can't be negative"
-MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
-NUMKEYS_ERROR = "ERR numkeys should be greater than 0"
-MPOP_COUNT_ERROR = "ERR count should be greater than 0"
+COUNT_NEGATIVE: Final = "ERR COUNT can't be negative"
+MAXLEN_NEGATIVE: Final = "ERR MAXLEN can't be negative"
+NUMKEYS_ERROR: Final = "ERR numkeys should be greater than 0"
+MPOP_COUNT_ERROR: Final = "ERR count should be greater than 0"
 
-_PUSH_COMPLEXITY = (
+_PUSH_COMPLEXITY: Final = (
     "O(1) for each element added, so O(N) to add N elements when the command is called with "
     "multiple arguments."
 )
@@ -137,7 +137,7 @@ def _at_least_one(arg: bytes, message: str) -> int:
 
 
 # "$<n>" for small n: an array reply is then one "\r\n".join over headers and elements.
-_BULK_PREFIXES = [b"$%d" % n for n in range(4096)]
+_BULK_PREFIXES: Final = [b"$%d" % n for n in range(4096)]
 
 
 def _bulks(items: list[bytes]) -> bytes:
@@ -556,7 +556,7 @@ def lmpop(client: Session, args: list[bytes]) -> bytes:
     return resp.null_array(client.protocol) if reply is None else reply
 
 
-_ATOI_PREFIX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_ATOI_PREFIX: Final = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
 def _atoi(arg: bytes) -> int:

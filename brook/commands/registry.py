@@ -14,12 +14,13 @@ raised as :class:`CommandError` and encoded by the dispatcher.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from brook.session import Session
 
-Handler = Callable[["Session", list[bytes]], bytes]
+# None: the command parked its client (brook.blocking), or replied to nobody.
+Handler = Callable[["Session", list[bytes]], bytes | None]
 
 
 class CommandError(Exception):
@@ -31,13 +32,13 @@ class CommandError(Exception):
 
 
 # Redis's shared error texts, kept in one place so every command says them identically.
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-SYNTAX_ERROR = "ERR syntax error"
-NOT_INTEGER = "ERR value is not an integer or out of range"
-NOT_FLOAT = "ERR value is not a valid float"
-INVALID_EXPIRE = "ERR invalid expire time in '{}' command"
-NO_SUCH_KEY = "ERR no such key"
-DB_INDEX_OUT_OF_RANGE = "ERR DB index is out of range"
+WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
+SYNTAX_ERROR: Final = "ERR syntax error"
+NOT_INTEGER: Final = "ERR value is not an integer or out of range"
+NOT_FLOAT: Final = "ERR value is not a valid float"
+INVALID_EXPIRE: Final = "ERR invalid expire time in '{}' command"
+NO_SUCH_KEY: Final = "ERR no such key"
+DB_INDEX_OUT_OF_RANGE: Final = "ERR DB index is out of range"
 
 
 def of_type(value: object, kind: type) -> object:
@@ -176,7 +177,7 @@ class Command:
 
 
 # name (lower-case str) -> Command, for top-level commands.
-COMMANDS: dict[str, Command] = {}
+COMMANDS: Final[dict[str, Command]] = {}
 
 
 def command(
@@ -269,7 +270,7 @@ def lookup_table() -> dict[bytes, Command]:
 # alternatives and "..." repeats the preceding item.
 # ---------------------------------------------------------------------------------------------
 
-_INTEGER_NAMES = {
+_INTEGER_NAMES: Final = {
     "seconds", "milliseconds", "count", "numkeys", "index", "db", "timeout", "increment",
     "decrement", "offset", "start", "end", "cursor", "port", "client-id", "numreplicas",
     "unix-time-seconds", "unix-time-milliseconds", "destination-db", "delta", "len", "limit",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from brook.build import BUILD
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
@@ -159,6 +160,7 @@ def _section_server(server: Server) -> list[str]:
     lines = [
         f"redis_version:{VERSION}",
         f"brook_version:{BROOK_VERSION}",
+        f"brook_build:{BUILD}",
         "redis_git_sha1:00000000",
         "redis_git_dirty:0",
         "redis_build_id:0",

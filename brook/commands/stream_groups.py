@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook import blocking
 from brook.commands import streams
@@ -51,7 +51,7 @@ from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
 if TYPE_CHECKING:
     from brook.session import Session
 
-_NO_KEY_FOR_XGROUP = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
+_NO_KEY_FOR_XGROUP: Final = ("ERR The XGROUP subcommand requires the key to exist. Note that for "
                       "CREATE you may want to use the MKSTREAM option to create an empty stream "
                       "automatically.")
 
@@ -103,7 +103,7 @@ def _propagate_claims(client: Session, key: bytes, group: Group, consumer: bytes
 container("xgroup", group="stream", acl="@slow", since="5.0.0",
           summary="A container for consumer groups commands.")
 
-_XGROUP_HELP = [
+_XGROUP_HELP: Final = [
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CREATE <key> <groupname> <id|$> [option]",
     "    Create a new consumer group. Options are:",
@@ -271,10 +271,10 @@ def xgroup_delconsumer(client: Session, args: list[bytes]) -> bytes:
 # XREADGROUP
 # ---------------------------------------------------------------------------------------------
 
-_MEANINGLESS_ID = ("ERR The {0} ID is meaningless in the context of XREADGROUP: you want to "
+_MEANINGLESS_ID: Final = ("ERR The {0} ID is meaningless in the context of XREADGROUP: you want to "
                    "read the history of this consumer by specifying a proper ID, or use the > "
                    "ID to get new messages. The {0} ID would just return an empty result set.")
-_NEW_ENTRIES = -1  # the ">" ID
+_NEW_ENTRIES: Final = -1  # the ">" ID
 
 
 class _Budget:
@@ -343,7 +343,7 @@ def _redeliver(group: Group, entry_id: int, consumer: Consumer, now: int) -> Non
 
 
 # XREADGROUP CLAIM's idle time and delivery count for an entry delivered for the first time.
-_NEW_CLAIM_EXTRA = b":0\r\n:0\r\n"
+_NEW_CLAIM_EXTRA: Final = b":0\r\n:0\r\n"
 
 
 def _deliver_new(stream: Stream, group: Group, consumer: Consumer, count: int, noack: bool,
@@ -424,7 +424,7 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
     syntax="GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
     "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]",
 )
-def xreadgroup(client: Session, args: list[bytes]) -> bytes:
+def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
     parsed = streams.parse_read_args(args, True)
     db = client.db
     keys = args[parsed.streams_at:parsed.streams_at + parsed.nstreams]
@@ -925,7 +925,7 @@ def xautoclaim(client: Session, args: list[bytes]) -> bytes:
 # XNACK (8.8)
 # ---------------------------------------------------------------------------------------------
 
-_XNACK_MODES = {b"silent", b"fail", b"fatal"}
+_XNACK_MODES: Final = {b"silent", b"fail", b"fatal"}
 
 
 def _parse_xnack(args: list[bytes]) -> tuple[bytes, list[int], int, bool]:

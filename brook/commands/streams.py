@@ -10,7 +10,7 @@ which error a bad request gets, the order is Redis's too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook import blocking
 from brook.commands.args import parse_int
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from brook.keyspace import Database
     from brook.session import Session
 
-_MASK64 = (1 << 64) - 1
+_MASK64: Final = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +309,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
         # persisted ID carries: a replay restores when each idempotent ID expires.
         _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id,  # type: ignore[arg-type]
                                         min(entry_id >> 64, now_ms()))
-    exact = [] if parsed.approx and server.propagating else None
+    exact: list[bytes] | None = [] if parsed.approx and server.propagating else None
     trimmed = _trim(stream, parsed, exact) if parsed.strategy is not None else 0
     if server.propagating and (not parsed.id_given or not parsed.seq_given or parsed.approx
                                or iid is not None):
@@ -353,7 +353,7 @@ def xtrim(client: Session, args: list[bytes]) -> bytes:
     stream = write_stream(db, args[1])
     if stream is None:
         return resp.ZERO
-    exact = [] if parsed.approx and client.server.propagating else None
+    exact: list[bytes] | None = [] if parsed.approx and client.server.propagating else None
     removed = _trim(stream, parsed, exact)
     if removed:
         written(client, args[1], STREAM, b"xtrim", removed)
@@ -636,8 +636,8 @@ class ReadArgs:
 # Parsed options of recent XREAD/XREADGROUP requests. A blocked consumer sends the very same
 # request again after each delivery, and a parked one is parsed again when served: both find
 # their options here. Entries are never changed once made (ReadArgs is read-only after parsing).
-_PARSED: dict[tuple[bool, tuple[bytes, ...]], ReadArgs] = {}
-_PARSED_MAX = 4096
+_PARSED: Final[dict[tuple[bool, tuple[bytes, ...]], ReadArgs]] = {}
+_PARSED_MAX: Final = 4096
 
 
 def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
@@ -731,7 +731,7 @@ def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
     syntax="[COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] "
     "STREAMS key [key ...] id [id ...]",
 )
-def xread(client: Session, args: list[bytes]) -> bytes:
+def xread(client: Session, args: list[bytes]) -> bytes | None:
     parsed = parse_read_args(args, False)
     count, maxcount, maxsize = parsed.count, parsed.maxcount, parsed.maxsize
     streams_at, nstreams = parsed.streams_at, parsed.nstreams
@@ -827,7 +827,7 @@ COMMANDS["xread"].key_keyword = "STREAMS"
 container("xinfo", group="stream", acl="@slow", since="5.0.0",
           summary="A container for stream introspection commands.")
 
-_XINFO_HELP = [
+_XINFO_HELP: Final = [
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CONSUMERS <key> <groupname>",
     "    Show consumers of <groupname>.",
@@ -877,7 +877,7 @@ def stream_header(client: Session, stream: Stream) -> dict[str, object]:
 
 
 # Filled by the consumer-group commands: (client, stream, full, count) -> groups value.
-GROUPS_INFO: list = [lambda client, stream, full, count: [] if full else 0]
+GROUPS_INFO: Final[list] = [lambda client, stream, full, count: [] if full else 0]
 
 
 @command("xinfo|stream", arity=-3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook import keyspace
 from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
@@ -40,16 +40,16 @@ if TYPE_CHECKING:
     from brook.keyspace import Database
     from brook.session import Session
 
-OK = resp.OK
-BULK_HEADERS = resp.BULK_HEADERS
-NULL_BULK = resp.NULL_BULK
-NULL3 = resp.NULL3
-EMPTY_BULK = resp.EMPTY_BULK
+OK: Final = resp.OK
+BULK_HEADERS: Final = resp.BULK_HEADERS
+NULL_BULK: Final = resp.NULL_BULK
+NULL3: Final = resp.NULL3
+EMPTY_BULK: Final = resp.EMPTY_BULK
 
-OVERFLOW = "ERR increment or decrement would overflow"
-NAN_OR_INFINITY = "ERR increment would produce NaN or Infinity"
-OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
-STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OVERFLOW: Final = "ERR increment or decrement would overflow"
+NAN_OR_INFINITY: Final = "ERR increment would produce NaN or Infinity"
+OFFSET_OUT_OF_RANGE: Final = "ERR offset is out of range"
+STRING_TOO_LONG: Final = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def string_encoding(value: object) -> str:
 
 keyspace.ENCODINGS[bytes] = string_encoding
 keyspace.ENCODINGS[bytearray] = string_encoding
-keyspace.COPIERS[bytearray] = bytearray  # a copy must not share a mutable value
+keyspace.COPIERS[bytearray] = bytearray  # type: ignore[assignment]  # a copy must not share a mutable value
 
 
 def string_value(db: Database, key: bytes, counted: bool = False) -> bytes | bytearray | None:
@@ -152,16 +152,16 @@ def set_(client: Session, args: list[bytes]) -> bytes:
 # Option flags of SET and GETEX, as Redis's OBJ_SET_* / OBJ_* bits.
 _NX, _XX, _GET, _KEEPTTL, _PERSIST = 1, 2, 4, 8, 16
 _EX, _PX, _EXAT, _PXAT = 32, 64, 128, 256
-_SECONDS_UNIT = _EX | _EXAT
-_RELATIVE = _EX | _PX
+_SECONDS_UNIT: Final = _EX | _EXAT
+_RELATIVE: Final = _EX | _PX
 # For each expiry option: the options it cannot be combined with.
-_EXPIRY_OPTIONS = {
+_EXPIRY_OPTIONS: Final = {
     b"ex": (_EX, _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT),
     b"px": (_PX, _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT),
     b"exat": (_EXAT, _KEEPTTL | _PERSIST | _EX | _PX | _PXAT),
     b"pxat": (_PXAT, _KEEPTTL | _PERSIST | _EX | _EXAT | _PX),
 }
-_ANY_EXPIRY = _EX | _PX | _EXAT | _PXAT
+_ANY_EXPIRY: Final = _EX | _PX | _EXAT | _PXAT
 
 
 def parse_extended_options(args: list[bytes], first: int, for_set: bool) -> tuple[int, bytes | None]:
@@ -468,19 +468,14 @@ def incr(client: Session, args: list[bytes]) -> bytes:
             value = None
     if value is None:
         number = 1
+    elif (isinstance(value, bytes) and len(value) < 19 and value.isdigit()
+            and (value[0] != 48 or len(value) == 1)):
+        # Up to 18 plain digits without a leading zero: canonical, and far from overflowing,
+        # so the common case skips string2ll's checks (narrowed to bytes, it runs in C when
+        # compiled, with no comparison against the 64-bit limits).
+        number = int(value) + 1
     else:
-        kind = type(value)
-        if kind is not bytes and kind is not bytearray:
-            raise CommandError(WRONGTYPE)
-        # Plain digits without a leading zero are canonical: the common case skips the full
-        # string2ll check in _stored_int.
-        if (len(value) < 20 and value.isdigit()  # type: ignore[union-attr]
-                and (value[0] != 48 or len(value) == 1)):  # type: ignore[index]
-            number = int(value)  # type: ignore[call-overload]
-            if number > LONG_MAX:
-                raise CommandError(NOT_INTEGER)
-        else:
-            number = _stored_int(value)
+        number = _stored_int(value)  # WRONGTYPE, a bytearray, or Redis's string2ll
         if number == LONG_MAX:
             raise CommandError(OVERFLOW)
         number += 1
@@ -488,7 +483,7 @@ def incr(client: Session, args: list[bytes]) -> bytes:
     db.data[key] = text  # the TTL is kept
     db.access[key] = db.keyspace.lru_clock
     written(client, key, STRING, b"incrby")
-    return b":%s\r\n" % text
+    return b":" + text + b"\r\n"
 
 
 def incr_by(client: Session, key: bytes, delta: int) -> bytes:
@@ -698,17 +693,17 @@ def setrange(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 LongDouble = Fraction | float
-ZERO_LD: LongDouble = Fraction(0)
-_SIGNIFICAND_BITS = 64
-_MIN_NORMAL_EXP = -16382
-_MAX_BITS = 16384  # finite values are below 2**16384
-_MAX_LONG_DOUBLE_CHARS = 5 * 1024  # Redis's buffer for such numbers
-_INFINITY = float("inf")
-_DECIMAL = re.compile(rb"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
-_HEXADECIMAL = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?")
-_INFINITY_TEXT = re.compile(rb"([+-]?)(?:inf|infinity)", re.IGNORECASE)
-_DIGIT_CHUNK = 4000  # below Python's int/str conversion limit
-_HUGE_EXPONENT = 10**7
+ZERO_LD: Final[LongDouble] = Fraction(0)
+_SIGNIFICAND_BITS: Final = 64
+_MIN_NORMAL_EXP: Final = -16382
+_MAX_BITS: Final = 16384  # finite values are below 2**16384
+_MAX_LONG_DOUBLE_CHARS: Final = 5 * 1024  # Redis's buffer for such numbers
+_INFINITY: Final = float("inf")
+_DECIMAL: Final = re.compile(rb"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+_HEXADECIMAL: Final = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?")
+_INFINITY_TEXT: Final = re.compile(rb"([+-]?)(?:inf|infinity)", re.IGNORECASE)
+_DIGIT_CHUNK: Final = 4000  # below Python's int/str conversion limit
+_HUGE_EXPONENT: Final = 10**7
 
 
 def _round_long_double(exact: Fraction) -> LongDouble:

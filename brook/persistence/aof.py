@@ -19,15 +19,16 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from typing import Final
 
 __all__ = ["AppendOnlyFile", "encode_command", "encode_xadd"]
 
-_CRLF = b"\r\n"
-_ARRAY_HEADERS = [b"*%d\r\n" % n for n in range(64)]
-_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
-_SELECTS: dict[int, bytes] = {}
-_MULTI = b"*1\r\n$5\r\nMULTI\r\n"
-_EXEC = b"*1\r\n$4\r\nEXEC\r\n"
+_CRLF: Final = b"\r\n"
+_ARRAY_HEADERS: Final = [b"*%d\r\n" % n for n in range(64)]
+_BULK_HEADERS: Final = [b"$%d\r\n" % n for n in range(1024)]
+_SELECTS: Final[dict[int, bytes]] = {}
+_MULTI: Final = b"*1\r\n$5\r\nMULTI\r\n"
+_EXEC: Final = b"*1\r\n$4\r\nEXEC\r\n"
 
 
 def encode_command(argv: list[bytes]) -> bytes:

@@ -12,7 +12,7 @@ common case with persistence off costs one attribute read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -21,7 +21,7 @@ __all__ = ["PERSISTED", "propagate", "suppress"]
 
 # ``client.effects`` of a command that wrote its effects to the AOF itself (a hot path): the
 # dispatcher then adds nothing. Shared and never mutated: ``propagate`` replaces it.
-PERSISTED: list[list[bytes]] = []
+PERSISTED: Final[list[list[bytes]]] = []
 
 
 def propagate(client: Session, *commands: list[bytes]) -> None:

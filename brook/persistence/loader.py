@@ -18,7 +18,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import hiredis
 
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AofError", "LoadResult", "load_file", "valid_prefix"]
 
-_CHUNK = 1 << 20
-_YIELD_EVERY = 0.05  # seconds of loading between turns of the event loop
-_PROGRESS_EVERY = 2.0  # seconds between progress lines in the log
+_CHUNK: Final = 1 << 20
+_YIELD_EVERY: Final = 0.05  # seconds of loading between turns of the event loop
+_PROGRESS_EVERY: Final = 2.0  # seconds between progress lines in the log
 
 
 class AofError(Exception):

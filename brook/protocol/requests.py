@@ -11,10 +11,12 @@ it produces Redis's exact ``Protocol error`` text.
 
 from __future__ import annotations
 
-INLINE_MAX_SIZE = 64 * 1024
-UNAUTH_MAX_MULTIBULK = 10
-UNAUTH_MAX_BULK = 16384
-INT_MAX = 2**31 - 1
+from typing import Final
+
+INLINE_MAX_SIZE: Final = 64 * 1024
+UNAUTH_MAX_MULTIBULK: Final = 10
+UNAUTH_MAX_BULK: Final = 16384
+INT_MAX: Final = 2**31 - 1
 
 
 class ProtocolError(Exception):
@@ -36,10 +38,10 @@ def parse_strict_int(digits: bytes) -> int | None:
     return value
 
 
-_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
-_SPACES = b" \n\r\t\v\f"  # isspace(): what sdssplitargs skips between arguments and after quotes
-_UNQUOTED_ENDS = b" \n\r\t"  # what ends an unquoted argument there (not \v or \f)
-_HEX = b"0123456789abcdefABCDEF"
+_ESCAPES: Final = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+_SPACES: Final = b" \n\r\t\v\f"  # isspace(): what sdssplitargs skips between arguments and after quotes
+_UNQUOTED_ENDS: Final = b" \n\r\t"  # what ends an unquoted argument there (not \v or \f)
+_HEX: Final = b"0123456789abcdefABCDEF"
 
 
 def split_inline_args(line: bytes) -> list[bytes] | None:
@@ -169,9 +171,10 @@ class RequestParser:
                     if request:
                         return request
                     continue
-                if not self._multibulk_header(auth_required):
+                header = self._multibulk_header(auth_required)
+                if header < 0:
                     return None
-                if self._args is None:
+                if header == 0:  # no elements: nothing was started
                     if keep_empty:
                         return []
                     continue  # an empty multibulk: nothing to run
@@ -214,24 +217,27 @@ class RequestParser:
         inline limit buffered."""
         return end == -1 and len(self.buf) - self.pos > INLINE_MAX_SIZE
 
-    def _multibulk_header(self, auth_required: bool) -> bool:
+    def _multibulk_header(self, auth_required: bool) -> int:
+        """Read a ``*<count>`` line: -1 when it is incomplete, else the elements it starts
+        (0: an empty or null multibulk, which starts nothing)."""
         buf = self.buf
         newline = self._line_end()
         if self._too_long(newline):
             raise ProtocolError("too big mbulk count string")
         if newline < 0:
-            return False
+            return -1
         count = parse_strict_int(bytes(buf[self.pos + 1 : newline]))
         if count is None or count > INT_MAX:
             raise ProtocolError("invalid multibulk length")
         if count > UNAUTH_MAX_MULTIBULK and auth_required:
             raise ProtocolError("unauthenticated multibulk length")
         self.pos = newline + 2
-        if count > 0:
-            self._args = []
-            self._remaining = count
-            self._bulk_len = -1
-        return True
+        if count <= 0:
+            return 0
+        self._args = []
+        self._remaining = count
+        self._bulk_len = -1
+        return count
 
     def _bulks(self, max_bulk_len: int, auth_required: bool) -> list[bytes] | None:
         buf = self.buf

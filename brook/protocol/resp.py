@@ -13,43 +13,51 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Final
 
 import hiredis
+from mypy_extensions import mypyc_attr
 
-OK = b"+OK\r\n"
-PONG = b"+PONG\r\n"
-QUEUED = b"+QUEUED\r\n"
-NULL_BULK = b"$-1\r\n"
-NULL_ARRAY = b"*-1\r\n"
-NULL3 = b"_\r\n"
-EMPTY_ARRAY = b"*0\r\n"
-EMPTY_BULK = b"$0\r\n\r\n"
-ZERO = b":0\r\n"
-ONE = b":1\r\n"
+OK: Final = b"+OK\r\n"
+PONG: Final = b"+PONG\r\n"
+QUEUED: Final = b"+QUEUED\r\n"
+NULL_BULK: Final = b"$-1\r\n"
+NULL_ARRAY: Final = b"*-1\r\n"
+NULL3: Final = b"_\r\n"
+EMPTY_ARRAY: Final = b"*0\r\n"
+EMPTY_BULK: Final = b"$0\r\n\r\n"
+ZERO: Final = b":0\r\n"
+ONE: Final = b":1\r\n"
 
-_SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]
+_SMALL_INTS: Final = [b":%d\r\n" % i for i in range(-1, 10001)]
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Status(bytes):
     """A simple string (``+OK``)."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Verbatim(bytes):
     """A verbatim string (RESP3 ``=``, format ``txt``); a bulk string in RESP2."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Double(float):
     """A double (RESP3 ``,``); a bulk string in RESP2."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Map(dict):
     """A map (RESP3 ``%``); a flat key/value array in RESP2."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class RSet(list):
     """A set (RESP3 ``~``); an array in RESP2."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class Push(list):
     """An out-of-band push message (RESP3 ``>``); an array in RESP2."""
 
@@ -58,6 +66,7 @@ class NullArray:
     """The null array: ``*-1`` in RESP2, ``_`` in RESP3."""
 
 
+@mypyc_attr(native_class=False)  # a builtin's subclass stays a Python class
 class ErrorReply(str):
     """An error, to be embedded in an array (e.g. a transaction's EXEC reply)."""
 
@@ -70,17 +79,17 @@ def integer(n: int) -> bytes:
 
 
 # "$<n>\r\n" for small n: concatenating a cached header is cheaper than %-formatting.
-BULK_HEADERS = [b"$%d\r\n" % n for n in range(4096)]
+BULK_HEADERS: Final = [b"$%d\r\n" % n for n in range(4096)]
 
 
-def bulk(value: bytes) -> bytes:
+def bulk(value: bytes | bytearray) -> bytes:
     size = len(value)
     if size < 4096:
         return BULK_HEADERS[size] + value + b"\r\n"
     return b"$%d\r\n%s\r\n" % (size, value)
 
 
-def bulk_or_null(value: bytes | None, proto: int) -> bytes:
+def bulk_or_null(value: bytes | bytearray | None, proto: int) -> bytes:
     if value is None:
         return NULL_BULK if proto == 2 else NULL3
     return b"$%d\r\n%s\r\n" % (len(value), value)
@@ -114,7 +123,7 @@ def array_of_bulks(items: Iterable[bytes]) -> bytes:
     element (a string changed in place) takes the Python path."""
     elements = tuple(items)
     try:
-        return _pack_command(elements)
+        return _pack_command(elements)  # type: ignore[arg-type]
     except TypeError:
         parts = [b"$%d\r\n%s\r\n" % (len(v), v) for v in elements]
         return b"*%d\r\n%s" % (len(parts), b"".join(parts))
@@ -175,7 +184,7 @@ def format_double(value: float) -> bytes:
 
 
 # (double)(LLONG_MAX / 2): the largest magnitude double2ll turns into an integer.
-_HALF_LLONG = float((2**63 - 1) // 2)
+_HALF_LLONG: Final = float((2**63 - 1) // 2)
 
 
 def encode(value: object, proto: int) -> bytes:
@@ -192,18 +201,18 @@ def _encode_into(value: object, proto: int, out: list[bytes]) -> None:
     elif kind is int:
         out.append(b":%d\r\n" % value)  # type: ignore[str-format]
     elif kind is str:
-        data = value.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
+        data = value.encode("utf-8", "surrogateescape")  # type: ignore[attr-defined,union-attr]
         out.append(b"$%d\r\n%s\r\n" % (len(data), data))
     elif kind is list or kind is tuple:
         out.append(b"*%d\r\n" % len(value))  # type: ignore[arg-type]
-        for item in value:  # type: ignore[union-attr]
+        for item in value:  # type: ignore[attr-defined,union-attr]
             _encode_into(item, proto, out)
     elif value is None:
         out.append(NULL_BULK if proto == 2 else NULL3)
     elif kind is Status:
         out.append(b"+%s\r\n" % value)  # type: ignore[str-format]
     elif kind is Map or kind is dict:
-        items = value.items()  # type: ignore[union-attr]
+        items = value.items()  # type: ignore[attr-defined,union-attr]
         if proto == 2:
             out.append(b"*%d\r\n" % (2 * len(items)))
         else:
@@ -212,12 +221,12 @@ def _encode_into(value: object, proto: int, out: list[bytes]) -> None:
             _encode_into(key, proto, out)
             _encode_into(item, proto, out)
     elif kind is RSet:
-        out.append((b"*%d\r\n" if proto == 2 else b"~%d\r\n") % len(value))  # type: ignore[arg-type]
-        for item in value:  # type: ignore[union-attr]
+        out.append((b"*%d\r\n" if proto == 2 else b"~%d\r\n") % len(value))  # type: ignore[arg-type,operator]
+        for item in value:  # type: ignore[attr-defined,union-attr]
             _encode_into(item, proto, out)
     elif kind is Push:
-        out.append((b"*%d\r\n" if proto == 2 else b">%d\r\n") % len(value))  # type: ignore[arg-type]
-        for item in value:  # type: ignore[union-attr]
+        out.append((b"*%d\r\n" if proto == 2 else b">%d\r\n") % len(value))  # type: ignore[arg-type,operator]
+        for item in value:  # type: ignore[attr-defined,union-attr]
             _encode_into(item, proto, out)
     elif kind is Double or kind is float:
         text = format_double(value)  # type: ignore[arg-type]

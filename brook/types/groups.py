@@ -10,7 +10,7 @@ deletes are O(log n) and range scans (XPENDING, history reads) walk IDs in order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from sortedcontainers import SortedList
 
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from brook.types.stream import Stream
 
 # Redis's SCG_INVALID_ENTRIES_READ: the group's read counter is unknown.
-INVALID_ENTRIES_READ = -1
-LLONG_MAX = (1 << 63) - 1  # delivery counts saturate here (XNACK FATAL's "poison" value)
+INVALID_ENTRIES_READ: Final = -1
+LLONG_MAX: Final = (1 << 63) - 1  # delivery counts saturate here (XNACK FATAL's "poison" value)
 
 
 class Consumer:

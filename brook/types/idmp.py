@@ -10,9 +10,10 @@ reached (MAXSIZE wins over DURATION) and expired ones are dropped from the front
 from __future__ import annotations
 
 import hashlib
+from typing import Final
 
-DEFAULT_DURATION = 100  # seconds (stream-idmp-duration)
-DEFAULT_MAXSIZE = 100  # idempotent IDs per producer (stream-idmp-maxsize)
+DEFAULT_DURATION: Final = 100  # seconds (stream-idmp-duration)
+DEFAULT_MAXSIZE: Final = 100  # idempotent IDs per producer (stream-idmp-maxsize)
 
 
 def content_iid(fields: list[bytes]) -> bytes:

@@ -64,6 +64,7 @@ import struct
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import accumulate
+from typing import Final
 
 from brook import keyspace
 from brook.types.packing import pack_items, unpack_items
@@ -75,8 +76,8 @@ KEEP = 32  # loose elements left at an end when its inner ones are packed
 PACK_AT = KEEP + CHUNK  # an end this long is packed
 SHRINK_SIZE = 32  # a long list this short may become small again
 
-_LONG = 254  # length byte of a small list's long element (2-byte length follows)
-_MARKS = [bytes((n,)) for n in range(_LONG)]
+_LONG: Final = 254  # length byte of a small list's long element (2-byte length follows)
+_MARKS: Final = [bytes((n,)) for n in range(_LONG)]
 
 Node = tuple[int, bytes]  # (element count, chunk)
 
@@ -117,8 +118,8 @@ def _encode_small(items: list[bytes]) -> bytes | None:
 
 # Compiled ``struct`` formats that cut a small form whose elements all have one length:
 # (length, count) -> Struct. Brook's own cache, so as not to churn the struct module's.
-_CUTTERS: dict[tuple[int, int], struct.Struct] = {}
-_CUTTERS_SIZE = 32
+_CUTTERS: Final[dict[tuple[int, int], struct.Struct]] = {}
+_CUTTERS_SIZE: Final = 32
 
 
 def _decode_small(data: bytes) -> list[bytes]:
@@ -162,9 +163,9 @@ def _decode_small(data: bytes) -> list[bytes]:
 # Chunks read recently, unpacked: LRANGE, LINDEX and LPOS repeated on the same part of a long
 # list (a dashboard polling a queue, redis-benchmark's LRANGE_100) unpack nothing. Keyed by the
 # chunk itself (immutable; its hash is computed once), oldest out first, big chunks never kept.
-_READ_CACHE: dict[bytes, list[bytes]] = {}
-_READ_CACHE_SIZE = 16
-_READ_CACHE_MAX_CHUNK = 1 << 16
+_READ_CACHE: Final[dict[bytes, list[bytes]]] = {}
+_READ_CACHE_SIZE: Final = 16
+_READ_CACHE_MAX_CHUNK: Final = 1 << 16
 
 
 def _read(chunk: bytes) -> list[bytes]:
@@ -690,7 +691,7 @@ class ListValue:
         if type(data) is bytes:
             twin.data = data
         else:
-            twin.data = deque(data)
+            twin.data = deque(data)  # type: ignore[arg-type]
             twin.left = self.left[:]  # type: ignore[index]
             twin.right = self.right[:]  # type: ignore[index]
         return twin
@@ -811,7 +812,7 @@ class ListValue:
 
     def count(self, element: bytes) -> int:
         return sum(
-            (items if chunk is None else _read(chunk)).count(element)  # type: ignore[union-attr]
+            (items if chunk is None else _read(chunk)).count(element)  # type: ignore[union-attr,misc]
             for _, chunk, items in self._segments(False)
             if chunk is None or element in chunk)
 

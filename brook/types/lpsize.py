@@ -10,9 +10,11 @@ this count for the open tail node, so its nodes end where Redis's do.
 
 from __future__ import annotations
 
+from typing import Final
+
 from brook.protocol.requests import parse_strict_int
 
-LISTPACK_EMPTY = 7  # header (total bytes + element count) and the end byte
+LISTPACK_EMPTY: Final = 7  # header (total bytes + element count) and the end byte
 
 
 def _backlen(encoded: int) -> int:
@@ -99,7 +101,7 @@ def entry_size(ms_delta: int, seq_delta: int, fields: list[bytes], same_fields: 
 
 
 # Live counts after which the master entry's count needs more bytes (see int_size).
-_COUNT_GROWTH = {127: 1, 4095: 1, 32767: 1, 8388607: 1, 2147483647: 4}
+_COUNT_GROWTH: Final = {127: 1, 4095: 1, 32767: 1, 8388607: 1, 2147483647: 4}
 
 
 def appended_size(ms_delta: int, seq_delta: int, fields: list[bytes], names: list[bytes],

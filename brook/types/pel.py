@@ -22,10 +22,11 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from itertools import islice, repeat
+from typing import Final
 
 _LOAD = 512  # a chunk splits above 2 * _LOAD entries, merges with a neighbour below _LOAD / 2
 
-NO_OWNER = -1
+NO_OWNER: Final = -1
 
 # (entry id, delivery time in ms, delivery count, owner slot)
 Record = tuple[int, int, int, int]

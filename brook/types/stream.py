@@ -26,17 +26,17 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, islice
-from typing import Any
+from typing import Any, Final, cast
 
 from brook import keyspace
 from brook.types import lpsize
 from brook.types.groups import Group
 from brook.types.idmp import Idmp
 
-MAX_ID = (1 << 128) - 1
-_MASK64 = (1 << 64) - 1
+MAX_ID: Final = (1 << 128) - 1
+_MASK64: Final = (1 << 64) - 1
 # Redis's STREAM_LISTPACK_MAX_SIZE: the byte cap when stream-node-max-bytes is 0.
-_LISTPACK_MAX_SIZE = 1 << 30
+_LISTPACK_MAX_SIZE: Final = 1 << 30
 
 
 def make_id(ms: int, seq: int) -> int:
@@ -77,10 +77,10 @@ def format_id(entry_id: int) -> bytes:
 # Both seq forms are non-negative (IDs only grow), so every column is unsigned.
 # ------------------------------------------------------------------------------------------------
 
-_HEADER = struct.Struct("<IIII4s")
-_CODES = [code for code in "BHILQ" if array(code).itemsize in (1, 2, 4, 8)]
-_LIMITS = sorted({(1 << (8 * array(code).itemsize), code) for code in _CODES})
-_WIDTHS = {code: array(code).itemsize for code in _CODES}
+_HEADER: Final = struct.Struct("<IIII4s")
+_CODES: Final = [code for code in "BHILQ" if array(code).itemsize in (1, 2, 4, 8)]
+_LIMITS: Final = sorted({(1 << (8 * array(code).itemsize), code) for code in _CODES})
+_WIDTHS: Final = {code: array(code).itemsize for code in _CODES}
 
 
 def _column(values: list[int]) -> tuple[str, bytes]:
@@ -110,6 +110,20 @@ class _Node:
         self.rows: list[list[bytes] | None] | None = []  # open only; None = deleted
         self.nbytes = 0  # open only: the bytes Redis's listpack would have (see lpsize)
 
+    def copy(self) -> _Node:
+        """A node that shares nothing mutable with this one (the open node's lists)."""
+        twin = _Node(self.master_id, [])
+        twin.names = self.names
+        twin.last_id = self.last_id
+        twin.live = self.live
+        twin.count = self.count
+        twin.blob = self.blob
+        twin.dead = self.dead
+        twin.ids = self.ids.copy() if self.ids is not None else None
+        twin.rows = self.rows.copy() if self.rows is not None else None
+        twin.nbytes = self.nbytes
+        return twin
+
 
 def _encode(master_id: int, names: list[bytes], ids: list[int],
             rows: list[list[bytes] | None]) -> tuple[bytes, int]:
@@ -134,7 +148,7 @@ def _encode(master_id: int, names: list[bytes], ids: list[int],
     if flat and flat[0::2] == names * len(rows):
         strings += flat[1::2]  # every entry has the master's names: values only, in C
     else:
-        same = [len(r) == width and r[0::2] == names for r in rows]  # type: ignore[arg-type]
+        same = [len(r) == width and r[0::2] == names for r in rows]  # type: ignore[arg-type,index]
         for index, (row, is_same) in enumerate(zip(rows, same, strict=True)):
             if is_same:
                 strings += row[1::2]  # type: ignore[index]
@@ -152,7 +166,7 @@ def _encode(master_id: int, names: list[bytes], ids: list[int],
     return blob, len(ids)
 
 
-_CUT_FORMATS = ["%ds" % n for n in range(1024)]
+_CUT_FORMATS: Final = ["%ds" % n for n in range(1024)]
 
 
 def _cut(blob: bytes, pos: int, lengths: list[int]) -> list[bytes] | tuple[bytes, ...]:
@@ -236,8 +250,8 @@ def _master_names(blob: bytes) -> list[bytes]:
 # Decoded sealed nodes, shared by all streams so that memory stays bounded however many streams
 # exist. Small: a range scan decodes each node once anyway; the cache serves repeated reads near
 # the same position (consumers a little behind the tail, XDEL/XTRIM on the head node).
-_CACHE: dict[_Node, tuple[list[int], list[list[bytes] | None]]] = {}
-_CACHE_SIZE = 16
+_CACHE: Final[dict[_Node, tuple[list[int], list[list[bytes] | None]]]] = {}
+_CACHE_SIZE: Final = 16
 
 
 def _entries(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
@@ -259,18 +273,18 @@ def _entries(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
 # command joins the pieces of its whole reply once.
 # The open tail node keeps one bytes object per entry, appended lazily. Nodes with very large
 # entries are not kept.
-_RESP_CACHE: dict[_Node, tuple[list[int] | None, object]] = {}
-_RESP_CACHE_SIZE = 16
-_RESP_CACHE_MAX_NODE_BYTES = 1 << 18
+_RESP_CACHE: Final[dict[_Node, tuple[list[int] | None, object]]] = {}
+_RESP_CACHE_SIZE: Final = 16
+_RESP_CACHE_MAX_NODE_BYTES: Final = 1 << 18
 # An entry is the array [ID, fields] in RESP2 and RESP3 alike: nothing cached here depends on
 # the client's protocol. XREADGROUP CLAIM sends longer arrays, [ID, fields, idle, deliveries],
 # assembled with their own header from the cached parts: a packed node keeps each entry's
 # header as a piece of its own, and an entry cached whole starts with the fixed-width
 # _ENTRY_HEAD, which is left out. The stored bytes that follow are never looked into.
-_ENTRY_HEAD = b"*2\r\n"  # how encode_entry starts every entry it encodes
-_BULK_HEADERS = [b"$%d\r\n" % n for n in range(1024)]
-_ENTRY_HEADERS = [b"*2\r\n$%d\r\n" % n for n in range(42)]  # "*2" and the ID's length
-_LONGER_HEADERS: dict[int, tuple[bytes, list[bytes]]] = {}  # nextra -> (head, with ID header)
+_ENTRY_HEAD: Final = b"*2\r\n"  # how encode_entry starts every entry it encodes
+_BULK_HEADERS: Final = [b"$%d\r\n" % n for n in range(1024)]
+_ENTRY_HEADERS: Final = [b"*2\r\n$%d\r\n" % n for n in range(42)]  # "*2" and the ID's length
+_LONGER_HEADERS: Final[dict[int, tuple[bytes, list[bytes]]]] = {}  # nextra -> (head, with ID header)
 
 
 def _longer_headers(nextra: int) -> tuple[bytes, list[bytes]]:
@@ -450,7 +464,9 @@ class Stream:
         nfields = len(fields)
         if nfields & 1:
             raise ValueError("stream fields must come in field/value pairs")
-        data = sum(map(len, fields))
+        data = 0
+        for field in fields:  # a loop the compiled build runs in C (map(len) looks len up)
+            data += len(field)
         if data > _LISTPACK_MAX_SIZE:  # Redis's check: the strings alone, not their overhead
             raise EntryTooLarge("stream entry larger than a listpack can hold")
         tail = self._tail
@@ -470,8 +486,9 @@ class Stream:
             tail.nbytes += lpsize.appended_size(
                 (entry_id >> 64) - (master >> 64), (entry_id & _MASK64) - (master & _MASK64),
                 fields, tail.names, tail.live)  # type: ignore[arg-type]
-        tail.ids.append(entry_id)  # type: ignore[union-attr]
-        tail.rows.append(fields)  # type: ignore[union-attr]
+        # The open node's lists (typed so that the compiled build appends to them directly).
+        cast(list[int], tail.ids).append(entry_id)
+        cast(list[list[bytes] | None], tail.rows).append(fields)
         tail.count += 1
         tail.live += 1
         tail.last_id = entry_id
@@ -702,7 +719,7 @@ class Stream:
                     hi = min(hi, lo + count - len(out))
             chunk = items[lo:hi]
             if pairs:
-                chunk = list(zip(ids[lo:hi], chunk, strict=True))
+                chunk = list(zip(ids[lo:hi], chunk, strict=True))  # type: ignore[index]
                 if not clean:
                     chunk = [pair for pair in chunk if pair[1] is not None]
             elif not clean:
@@ -877,12 +894,8 @@ class Stream:
             dup.groups = {name: group.copy() for name, group in self.groups.items()}
         dup._starts = self._starts.copy()
         for node in self._nodes:
-            twin = _Node.__new__(_Node)
-            for slot in _Node.__slots__:
-                setattr(twin, slot, getattr(node, slot))
+            twin = node.copy()
             if node.blob is None:
-                twin.ids = node.ids.copy()  # type: ignore[union-attr]
-                twin.rows = node.rows.copy()  # type: ignore[union-attr]
                 dup._tail = twin
             dup._nodes.append(twin)
         return dup

@@ -1,0 +1,142 @@
+"""Brook's own CPU per request on the hot path, in this process: no sockets, no redis-benchmark.
+
+    python -m bench.hotpath [--rows set,xadd] [--pipeline 16] [--reads 20000] [--repeat 5]
+    python -m bench.hotpath --profile set       # cProfile of one row, top functions by own time
+
+A ``Server(Config())`` and one connected :class:`brook.connection.Client` whose transport only
+keeps the bytes written. Each row feeds ``Client.data_received`` reads of ``--pipeline``
+requests, as ``redis-benchmark -P 16`` sends them, so everything a socket read costs Brook runs:
+framing, hiredis, the dispatcher, the handler, the reply, the write. What it leaves out is the
+event loop and the system calls, which compiling Brook does not change. Figures are µs of
+process CPU per request (median of ``--repeat`` rounds, rows alternating): steadier on a shared
+machine than requests/s, and comparable between the compiled and the pure build (run it once
+with each: ``brook_build`` in the header says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import time
+from collections.abc import Callable
+
+ROWS: dict[str, Callable[[int], bytes]] = {}
+
+
+def _command(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args)
+
+
+def _row(name: str, *args: bytes) -> None:
+    request = _command(*args)
+    ROWS[name] = lambda pipeline: request * pipeline
+
+
+_row("ping", b"PING")
+_row("set", b"SET", b"key:__rand_int__", b"xxx")
+_row("get", b"GET", b"key:__rand_int__")
+_row("incr", b"INCR", b"counter:__rand_int__")
+_row("lpush", b"LPUSH", b"mylist", b"xxx")
+_row("rpop", b"RPOP", b"mylist")
+_row("xadd", b"XADD", b"s", b"*", b"field", b"value")
+_row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
+
+
+class _Transport:
+    """What the client needs of a transport; keeps only the number of bytes written."""
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, data: bytes) -> None:
+        self.written += len(data)
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return ("127.0.0.1", 1) if name in ("peername", "sockname") else default
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return False
+
+    def is_reading(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class HotPath:
+    """One server, one connected client."""
+
+    def __init__(self) -> None:
+        from brook.config import Config
+        from brook.connection import Client
+        from brook.server import Server
+
+        self.server = Server(Config())
+        self.client = Client(self.server)
+        self.transport = _Transport()
+        self.client.connection_made(self.transport)  # type: ignore[arg-type]
+
+    def reset(self) -> None:
+        self.client.data_received(_command(b"FLUSHALL"))
+        self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
+
+    def run(self, name: str, pipeline: int, reads: int) -> float:
+        """µs of CPU per request for ``reads`` reads of ``pipeline`` requests of a row."""
+        payload = ROWS[name](pipeline)
+        receive = self.client.data_received
+        self.reset()
+        if name == "rpop":  # a list long enough for every pop
+            for _ in range(reads):
+                receive(ROWS["lpush"](pipeline))
+        started = time.process_time()
+        for _ in range(reads):
+            receive(payload)
+        spent = time.process_time() - started
+        return spent * 1e6 / (reads * pipeline)
+
+
+def build() -> str:
+    from brook.build import BUILD
+
+    return BUILD
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", default=",".join(ROWS))
+    parser.add_argument("--pipeline", type=int, default=16)
+    parser.add_argument("--reads", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--profile", help="cProfile one row instead")
+    options = parser.parse_args(argv)
+    bench = HotPath()
+    if options.profile:
+        profile = cProfile.Profile()
+        profile.enable()
+        bench.run(options.profile, options.pipeline, options.reads)
+        profile.disable()
+        stream = io.StringIO()
+        pstats.Stats(profile, stream=stream).sort_stats("tottime").print_stats(25)
+        print(stream.getvalue())
+        return
+    names = options.rows.split(",")
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(options.repeat):
+        for name in names:
+            samples[name].append(bench.run(name, options.pipeline, options.reads))
+    print(f"brook_build:{build()}  -P {options.pipeline}, {options.reads} reads per round, "
+          f"median of {options.repeat}")
+    print("| row | µs CPU/request |\n|---|---:|")
+    for name in names:
+        print(f"| {name} | {statistics.median(samples[name]):.3f} |")
+
+
+if __name__ == "__main__":
+    main()

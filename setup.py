@@ -1,0 +1,84 @@
+"""Brook's build: the modules of the hot path compiled to C with mypyc, the rest pure Python.
+
+The compiled modules are the same source files: mypyc turns their type annotations into native
+classes (attributes read from C structs) and direct calls between compiled functions, which is
+where an interpreted request spends its time (docs/performance.md, "The compiled core").
+Without a C compiler, or with ``BROOK_PURE=1`` in the environment, Brook installs as pure
+Python and behaves the same; ``INFO server`` says which build runs (``brook_build``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+# The request's path, in the order a request meets it; each module listed is compiled, every
+# other module stays interpreted (imported by these as any Python module is).
+COMPILED = [
+    # reading, dispatching, replying
+    "brook/connection.py",
+    "brook/session.py",
+    "brook/dispatch.py",
+    "brook/commands/registry.py",
+    "brook/protocol/resp.py",
+    "brook/protocol/requests.py",
+    "brook/server.py",
+    "brook/config.py",
+    # what a command touches
+    "brook/keyspace.py",
+    "brook/notify.py",
+    "brook/blocking.py",
+    "brook/pubsub.py",
+    # the hot commands and their value types
+    "brook/commands/strings.py",
+    "brook/commands/lists.py",
+    "brook/types/lists.py",
+    "brook/commands/streams.py",
+    "brook/types/stream.py",
+    "brook/types/lpsize.py",
+    "brook/types/idmp.py",
+    "brook/commands/stream_groups.py",
+    "brook/types/groups.py",
+    "brook/types/pel.py",
+    # persistence: the AOF encoder and loader
+    "brook/persistence/aof.py",
+    "brook/persistence/effects.py",
+    "brook/persistence/loader.py",
+]
+
+
+class OptionalBuildExt(build_ext):
+    """Compile the extension if this machine can; otherwise leave the pure-Python build."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as err:  # no compiler, no headers: Brook still works, interpreted
+            _pure_build_warning(err)
+
+    def build_extension(self, ext: object) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as err:
+            _pure_build_warning(err)
+
+
+def _pure_build_warning(err: Exception) -> None:
+    print(f"brook: building the compiled core failed ({err}); installing the pure-Python "
+          "build, which behaves the same, only slower", file=sys.stderr)
+
+
+def compiled_modules() -> list[object]:
+    if os.environ.get("BROOK_PURE"):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # a build environment without mypy: the pure build
+        return []
+    return mypycify(COMPILED, opt_level="3", debug_level="0", group_name="brook.core")
+
+
+setup(ext_modules=compiled_modules(), cmdclass={"build_ext": OptionalBuildExt})
