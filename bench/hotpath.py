@@ -43,16 +43,22 @@ _row("lpush", b"LPUSH", b"mylist", b"xxx")
 _row("rpop", b"RPOP", b"mylist")
 _row("xadd", b"XADD", b"s", b"*", b"field", b"value")
 _row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
+ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
 
 
 class _Transport:
-    """What the client needs of a transport; keeps only the number of bytes written."""
+    """What the client needs of a transport; keeps the number of bytes written, and the last
+    write when asked to (the worker row reads its replies)."""
 
     def __init__(self) -> None:
         self.written = 0
+        self.keep = False
+        self.last = b""
 
     def write(self, data: bytes) -> None:
         self.written += len(data)
+        if self.keep:
+            self.last = data
 
     def get_extra_info(self, name: str, default: object = None) -> object:
         return ("127.0.0.1", 1) if name in ("peername", "sockname") else default
@@ -87,8 +93,42 @@ class HotPath:
         self.client.data_received(_command(b"FLUSHALL"))
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
 
+    def worker(self, entries: int) -> float:
+        """µs of CPU per entry of a consumer-group worker: each read is the XACK of the last
+        reply's IDs and the next ``XREADGROUP ... COUNT 100`` (bench.groups's loop)."""
+        import hiredis
+
+        receive = self.client.data_received
+        self.reset()
+        fill = _command(b"XADD", b"w", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
+        for _ in range(entries // 100):
+            receive(fill * 100)
+        receive(_command(b"XGROUP", b"CREATE", b"w", b"g", b"0"))
+        read = _command(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"100", b"STREAMS", b"w",
+                        b">")
+        transport = self.transport
+        transport.keep = True
+        reader = hiredis.Reader()
+        ack = b""
+        started = time.process_time()
+        while True:
+            receive(ack + read)
+            reader.feed(transport.last)
+            if ack:
+                reader.gets()
+            reply = reader.gets()
+            if not reply:
+                break
+            ids = [entry[0] for entry in reply[0][1]]
+            ack = _command(b"XACK", b"w", b"g", *ids)
+        spent = time.process_time() - started
+        transport.keep = False
+        return spent * 1e6 / entries
+
     def run(self, name: str, pipeline: int, reads: int) -> float:
         """µs of CPU per request for ``reads`` reads of ``pipeline`` requests of a row."""
+        if name == "worker":
+            return self.worker(reads * pipeline)
         payload = ROWS[name](pipeline)
         receive = self.client.data_received
         self.reset()
