@@ -64,7 +64,7 @@ test: $(SPARK_STAMP) $(BUILD_STAMP) redis lint
 test-pure: $(STAMP) redis
 	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook $(PURE)/
 	find $(PURE) -name '*.so' -delete
-	PYTHONPATH=$(PURE) BROOK_EXPECT_BUILD=pure $(BIN)/python -m pytest -q $(PURE_SMOKE)
+	PYTHONPATH=$(CURDIR)/$(PURE) BROOK_EXPECT_BUILD=pure $(BIN)/python -m pytest -q $(PURE_SMOKE)
 
 ## Brook and redis-server side by side under redis-benchmark; prints the ratio table.
 bench: $(BUILD_STAMP) redis

@@ -37,6 +37,7 @@ COMPILED = [
     "brook/commands/lists.py",
     "brook/types/lists.py",
     "brook/commands/streams.py",
+    "brook/commands/stream_args.py",
     "brook/types/stream.py",
     "brook/types/lpsize.py",
     "brook/types/idmp.py",

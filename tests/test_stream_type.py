@@ -9,10 +9,12 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from brook.commands.registry import CommandError
+from brook.commands.stream_args import parse_ids, parse_strict_id
 from brook.types import stream as stream_module
 from brook.types.stream import MAX_ID, Stream, format_id, id_parts, make_id
 
@@ -399,3 +401,24 @@ def test_encoded_tail_follows_appends() -> None:
         expected = [stream_module.encode_entry(make_id(1, j), [b"f", b"%d" % j])
                     for j in range(1, i + 1)]
         assert (n, b"".join(pieces)) == (i, b"".join(expected))
+
+
+# -- XACK's ID batches --------------------------------------------------------------------------
+
+_ID_PIECES = st.sampled_from([b"0", b"1", b"9", b"-", b"+", b"*", b" ", b"\x00", b"a",
+                              b"18446744073709551615", b"18446744073709551616", b"9999999999999999999"])
+
+
+@given(st.lists(st.lists(_ID_PIECES, max_size=5).map(b"".join), min_size=1, max_size=6))
+def test_parse_ids_agrees_with_the_strict_parser(args: list[bytes]) -> None:
+    """The byte loop for plain ``ms-seq`` IDs gives what the general strict parser gives, and
+    a batch with any invalid ID is refused whole, as Redis refuses it."""
+    try:
+        expected: list[int] | str = [parse_strict_id(arg) for arg in args]
+    except CommandError as err:
+        expected = err.message
+    try:
+        got: list[int] | str = parse_ids(args)
+    except CommandError as err:
+        got = err.message
+    assert got == expected

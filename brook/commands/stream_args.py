@@ -4,7 +4,6 @@ in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from brook.commands.args import parse_int
@@ -57,17 +56,17 @@ def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False,
         if ms <= _U64_MAX and seq <= _U64_MAX:
             return ms << 64 | seq, True
         raise CommandError(INVALID_ID)
-    ms = _strtoull(ms_text)
-    if ms is None:
+    ms_value = _strtoull(ms_text)
+    if ms_value is None:
         raise CommandError(INVALID_ID)
     if not dash:
-        return ms << 64 | missing_seq, True
+        return ms_value << 64 | missing_seq, True
     if allow_seq_star and seq_text == b"*":
-        return ms << 64, False
-    seq = _strtoull(seq_text)
-    if seq is None:
+        return ms_value << 64, False
+    seq_value = _strtoull(seq_text)
+    if seq_value is None:
         raise CommandError(INVALID_ID)
-    return ms << 64 | seq, True
+    return ms_value << 64 | seq_value, True
 
 
 def parse_strict_id(arg: bytes, missing_seq: int = 0) -> int:
@@ -113,19 +112,39 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
 
 
 # Plain ``ms-seq`` IDs of at most 19 digits a part (so under UINT64_MAX), space-separated.
-_PLAIN_IDS = re.compile(rb"(?:\d{1,19}-\d{1,19} )*\d{1,19}-\d{1,19}")
-_PLAIN_ID = re.compile(rb"(\d+)-(\d+)")
+def _plain_id(arg: bytes) -> int:
+    """``ms-seq`` with each part 1 to 19 ASCII digits (so below 2**64), as XACK's batches send
+    IDs; -1 for any other form. Read a byte at a time: a loop mypyc compiles to C, where
+    matching regular expressions over the joined batch cost several times more."""
+    size = len(arg)
+    ms = 0
+    i = 0
+    while i < size and 48 <= arg[i] <= 57:
+        ms = ms * 10 + arg[i] - 48
+        i += 1
+    if i == 0 or i > 19 or i >= size or arg[i] != 45:
+        return -1
+    i += 1
+    start = i
+    seq = 0
+    while i < size and 48 <= arg[i] <= 57:
+        seq = seq * 10 + arg[i] - 48
+        i += 1
+    if i != size or i == start or i - start > 19:
+        return -1
+    return ms << 64 | seq
 
 
 def parse_ids(args: list[bytes]) -> list[int]:
-    """Every argument as a strict ID, all checked before any is used. XACK's batches are
-    plain ``ms-seq`` IDs: those are matched all at once and skip the general parser."""
-    joined = b" ".join(args)
-    if _PLAIN_IDS.fullmatch(joined):
-        pairs = _PLAIN_ID.findall(joined)
-        if len(pairs) == len(args):  # no argument held a space of its own
-            return [int(ms) << 64 | int(seq) for ms, seq in pairs]
-    return [parse_strict_id(arg) for arg in args]
+    """Every argument as a strict ID, all checked before any is used. Plain ``ms-seq`` IDs (what
+    XACK's batches hold) skip the general parser."""
+    ids = []
+    for arg in args:
+        entry_id = _plain_id(arg)
+        if entry_id < 0:
+            return [parse_strict_id(each) for each in args]
+        ids.append(entry_id)
+    return ids
 
 
 @dataclass
