@@ -453,6 +453,20 @@ def test_incr_keeps_ttl(r):
     assert r.ttl("n") == 100
 
 
+def test_incr_across_the_short_counter_bound(r):
+    """18 digits take INCR's byte loop, 19 the full string2ll checks: both count the same."""
+    r.set("n", "999999999999999998")
+    assert r.incr("n") == 999999999999999999
+    assert r.incr("n") == 10**18
+    assert r.incr("n") == 10**18 + 1
+    assert r.get("n") == b"1000000000000000001"
+    r.set("z", "0")
+    assert r.incr("z") == 1
+    r.set("neg", "-1")
+    assert r.incr("neg") == 0
+    assert r.incr("neg") == 1
+
+
 def test_incr_after_append_and_setrange(r):
     r.set("n", "1")
     r.append("n", "0")

@@ -450,6 +450,25 @@ def _stored_int(value: object) -> int:
     return number
 
 
+def _small_count(value: object) -> int:
+    """A stored counter of up to 18 canonical digits read by a byte loop, or -1 for anything
+    else (left to string2ll's full checks). INCR's common case: compiled, the loop runs in C
+    on tagged integers, where ``int(bytes)`` goes through the generic number parser."""
+    if type(value) is not bytes:
+        return -1
+    text: bytes = value  # type: ignore[assignment]
+    size = len(text)
+    if size == 0 or size > 18 or (text[0] == 48 and size > 1):
+        return -1
+    number = 0
+    for index in range(size):
+        digit = text[index] - 48
+        if digit < 0 or digit > 9:
+            return -1
+        number = number * 10 + digit
+    return number
+
+
 @command(
     "incr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
     group="string",
@@ -466,24 +485,16 @@ def incr(client: Session, args: list[bytes]) -> bytes:
         if deadline is not None and deadline <= expiry_now():
             db.expire_key(key)
             value = None
-    if value is None:
-        number = 1
-    elif (isinstance(value, bytes) and len(value) < 19 and value.isdigit()
-            and (value[0] != 48 or len(value) == 1)):
-        # Up to 18 plain digits without a leading zero: canonical, and far from overflowing,
-        # so the common case skips string2ll's checks (narrowed to bytes, it runs in C when
-        # compiled, with no comparison against the 64-bit limits).
-        number = int(value) + 1
-    else:
+    number = 0 if value is None else _small_count(value)
+    if number < 0:
         number = _stored_int(value)  # WRONGTYPE, a bytearray, or Redis's string2ll
         if number == LONG_MAX:
             raise CommandError(OVERFLOW)
-        number += 1
-    text = b"%d" % number
-    db.data[key] = text  # the TTL is kept
+    reply = b":%d\r\n" % (number + 1)
+    db.data[key] = reply[1:-2]  # the TTL is kept
     db.access[key] = db.keyspace.lru_clock
     written(client, key, STRING, b"incrby")
-    return b":" + text + b"\r\n"
+    return reply
 
 
 def incr_by(client: Session, key: bytes, delta: int) -> bytes:
