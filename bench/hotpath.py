@@ -44,6 +44,7 @@ _row("rpop", b"RPOP", b"mylist")
 _row("xadd", b"XADD", b"s", b"*", b"field", b"value")
 _row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
 ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
+ROWS["scan"] = ROWS["ping"]  # not fed as is: HotPath.scan (µs per entry of a full XRANGE scan)
 
 
 class _Transport:
@@ -93,6 +94,36 @@ class HotPath:
         self.client.data_received(_command(b"FLUSHALL"))
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
 
+    def fill(self, key: bytes, entries: int) -> None:
+        """``entries`` readings (three fields) in stream ``key``, XADDed 100 per read."""
+        fill = _command(b"XADD", key, b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
+        for _ in range(entries // 100):
+            self.client.data_received(fill * 100)
+
+    def scan(self, entries: int) -> float:
+        """µs of CPU per entry of a full scan in ``XRANGE s (<last> + COUNT 1000`` pages
+        (bench.streams's scan), over a stream of ``entries`` readings."""
+        import hiredis
+
+        receive = self.client.data_received
+        self.reset()
+        self.fill(b"r", entries)
+        transport = self.transport
+        transport.keep = True
+        reader = hiredis.Reader()
+        start = b"-"
+        started = time.process_time()
+        while True:
+            receive(_command(b"XRANGE", b"r", start, b"+", b"COUNT", b"1000"))
+            reader.feed(transport.last)
+            page = reader.gets()
+            if not page:
+                break
+            start = b"(" + page[-1][0]
+        spent = time.process_time() - started
+        transport.keep = False
+        return spent * 1e6 / entries
+
     def worker(self, entries: int) -> float:
         """µs of CPU per entry of a consumer-group worker: each read is the XACK of the last
         reply's IDs and the next ``XREADGROUP ... COUNT 100`` (bench.groups's loop)."""
@@ -100,9 +131,7 @@ class HotPath:
 
         receive = self.client.data_received
         self.reset()
-        fill = _command(b"XADD", b"w", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
-        for _ in range(entries // 100):
-            receive(fill * 100)
+        self.fill(b"w", entries)
         receive(_command(b"XGROUP", b"CREATE", b"w", b"g", b"0"))
         read = _command(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"100", b"STREAMS", b"w",
                         b">")
@@ -129,6 +158,8 @@ class HotPath:
         """µs of CPU per request for ``reads`` reads of ``pipeline`` requests of a row."""
         if name == "worker":
             return self.worker(reads * pipeline)
+        if name == "scan":
+            return self.scan(reads * pipeline)
         payload = ROWS[name](pipeline)
         receive = self.client.data_received
         self.reset()

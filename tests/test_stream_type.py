@@ -149,6 +149,18 @@ class StreamMachine(RuleBasedStateMachine):
             if split:
                 assert pieces == encoded
 
+    @rule(data=st.data(), count=st.sampled_from([None, 1, 2, 5]), nextra=st.sampled_from([0, 2]))
+    def read_resp(self, data: st.DataObject, count: int | None, nextra: int) -> None:
+        """XREADGROUP's path: the first entries from an ID on, from the cached encodings, as
+        ``[id, fields]`` or as CLAIM's longer ``[id, fields, idle, deliveries]``."""
+        start = self.pick_id(data)
+        expected = [(i, f) for i, f in self.model.items() if i >= start][:count]
+        extra = b":0\r\n:1\r\n" if nextra else b""
+        ids, pieces = self.s.read_resp(start, count, extra, nextra)
+        assert ids == [i for i, _ in expected]
+        assert b"".join(pieces) == b"".join(
+            stream_module.encode_entry(i, f, extra, nextra) for i, f in expected)
+
     @rule(data=st.data())
     def get(self, data: st.DataObject) -> None:
         entry_id = self.pick_id(data)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from itertools import islice, repeat
+from itertools import islice
 from typing import Final
 
 _LOAD = 512  # a chunk splits above 2 * _LOAD entries, merges with a neighbour below _LOAD / 2
@@ -114,8 +114,8 @@ class SortedChunks:
             chunk = chunks[-1]
             take = min(2 * _LOAD - len(chunk[0]), count - done)
             chunk[0] += entry_ids[done:done + take]
-            for column, value in zip(chunk[1:], values, strict=True):
-                column.extend(repeat(value, take))
+            for column, code, value in zip(chunk[1:], self._codes, values, strict=True):
+                column += array(code, (value,)) * take  # copied in C, not converted per item
             done += take
         self._len += count
 

@@ -247,6 +247,21 @@ def _master_names(blob: bytes) -> list[bytes]:
     return [blob[a:b] for a, b in zip(offsets, offsets[1:], strict=False)]
 
 
+def _blob_id(node: _Node, index: int) -> int:
+    """The ID of entry ``index`` of a sealed node, read from its two ID columns alone."""
+    blob: bytes = cast(bytes, node.blob)
+    count: int
+    codes: bytes
+    count, _, _, _, codes = _HEADER.unpack_from(blob)
+    ms_code, seq_code = chr(codes[0]), chr(codes[1])
+    ms_width, seq_width = _WIDTHS[ms_code], _WIDTHS[seq_code]
+    pos = _HEADER.size + index * ms_width
+    delta: int = array(ms_code, blob[pos:pos + ms_width])[0]
+    pos = _HEADER.size + count * ms_width + index * seq_width
+    seq: int = array(seq_code, blob[pos:pos + seq_width])[0]
+    return make_id((node.master_id >> 64) + delta, seq) if delta else node.master_id + seq
+
+
 # Decoded sealed nodes, shared by all streams so that memory stays bounded however many streams
 # exist. Small: a range scan decodes each node once anyway; the cache serves repeated reads near
 # the same position (consumers a little behind the tail, XDEL/XTRIM on the head node).
@@ -267,10 +282,9 @@ def _entries(node: _Node) -> tuple[list[int], list[list[bytes] | None]]:
     return hit
 
 
-# RESP encodings of nodes' entries, for the read commands. A sealed node is encoded once into a
-# list of pieces with the same number of pieces per entry, built column-wise so that the
-# per-value work is list lookups and slices; a range within it is then one list slice, and the
-# command joins the pieces of its whole reply once.
+# RESP encodings of nodes' entries, for the read commands. A sealed node is encoded once into
+# one bytes object holding its entries back to back, with the offset where each begins; a range
+# within it is one slice, so a reply joins a piece per node, not per value.
 # The open tail node keeps one bytes object per entry, appended lazily. Nodes with very large
 # entries are not kept.
 _RESP_CACHE: Final[dict[_Node, tuple[list[int] | None, object]]] = {}
@@ -278,56 +292,63 @@ _RESP_CACHE_SIZE: Final = 16
 _RESP_CACHE_MAX_NODE_BYTES: Final = 1 << 18
 # An entry is the array [ID, fields] in RESP2 and RESP3 alike: nothing cached here depends on
 # the client's protocol. XREADGROUP CLAIM sends longer arrays, [ID, fields, idle, deliveries],
-# assembled with their own header from the cached parts: a packed node keeps each entry's
-# header as a piece of its own, and an entry cached whole starts with the fixed-width
-# _ENTRY_HEAD, which is left out. The stored bytes that follow are never looked into.
-_ENTRY_HEAD: Final = b"*2\r\n"  # how encode_entry starts every entry it encodes
+# made from a cached entry by replacing its fixed-width _ENTRY_HEAD with the longer header.
+# The stored bytes that follow are never looked into.
+_ENTRY_HEAD: Final = b"*2\r\n"  # how every cached entry encoding starts
 _BULK_HEADERS: Final = [b"$%d\r\n" % n for n in range(1024)]
 _ENTRY_HEADERS: Final = [b"*2\r\n$%d\r\n" % n for n in range(42)]  # "*2" and the ID's length
-_LONGER_HEADERS: Final[dict[int, tuple[bytes, list[bytes]]]] = {}  # nextra -> (head, with ID header)
+_DECIMALS: Final = [b"%d" % n for n in range(4096)]  # sequence numbers' text
+_LONGER_HEADS: Final[dict[int, bytes]] = {}  # nextra -> the array header of a longer entry
 
 
-def _longer_headers(nextra: int) -> tuple[bytes, list[bytes]]:
-    """The array header of an entry with ``nextra`` more elements, alone and followed by the
-    ID's bulk header (by the ID's length)."""
-    hit = _LONGER_HEADERS.get(nextra)
-    if hit is None:
-        head = b"*%d\r\n" % (2 + nextra)
-        hit = _LONGER_HEADERS[nextra] = (head, [head + b"$%d\r\n" % n for n in range(42)])
-    return hit
+def _longer_head(nextra: int) -> bytes:
+    """The array header of an entry with ``nextra`` more elements."""
+    head = _LONGER_HEADS.get(nextra)
+    if head is None:
+        head = _LONGER_HEADS[nextra] = b"*%d\r\n" % (2 + nextra)
+    return head
 
 
 class _Packed:
-    """A sealed node's entries as RESP pieces: entry i is ``parts[i*stride:(i+1)*stride]``.
-    The int IDs are only built when a range bound falls inside the node."""
+    """A sealed node's entries as RESP: entry i is ``body[offsets[i]:offsets[i + 1]]`` (empty
+    for an entry deleted before the node was encoded). The int IDs are only built when a range
+    bound falls inside the node."""
 
-    __slots__ = ("parts", "stride", "ms", "seqs", "_ids")
+    __slots__ = ("body", "offsets", "ms", "seqs", "_ids")
 
-    def __init__(self, parts: list[bytes], stride: int, ms: list[int], seqs: list[int]) -> None:
-        self.parts = parts
-        self.stride = stride
+    def __init__(self, body: bytes, offsets: list[int], ms: list[int], seqs: list[int]) -> None:
+        self.body = body
+        self.offsets = offsets
         self.ms = ms
         self.seqs = seqs
         self._ids: list[int] | None = None
 
     def ids(self) -> list[int]:
         if self._ids is None:
-            self._ids = [m << 64 | q for m, q in zip(self.ms, self.seqs, strict=True)]
+            ids: list[int] = []
+            last_ms = -1
+            base = 0
+            seqs = self.seqs
+            for i, ms in enumerate(self.ms):
+                if ms != last_ms:  # one 128-bit shift per millisecond, not per entry
+                    base = ms << 64
+                    last_ms = ms
+                ids.append(base | seqs[i])
+            self._ids = ids
         return self._ids
 
     def pieces(self, lo: int, hi: int) -> list[bytes]:
-        """The pieces of entries lo..hi-1."""
-        return self.parts[lo * self.stride:hi * self.stride]
+        """The encoding of entries lo..hi-1, as one piece."""
+        offsets = self.offsets
+        return [self.body[offsets[lo]:offsets[hi]]]
 
     def entry(self, i: int) -> bytes:
-        return b"".join(self.parts[i * self.stride:(i + 1) * self.stride])
+        return self.body[self.offsets[i]:self.offsets[i + 1]]
 
-    def longer_entry(self, i: int, id_headers: list[bytes], extra: bytes) -> bytes:
-        """Entry i as a longer array, ``[id, fields, *extra]``: its header (with the ID's
-        bulk header) is taken from ``id_headers`` instead of the cached one."""
-        parts, first = self.parts, i * self.stride
-        return b"".join([id_headers[len(parts[first + 1])],
-                         *parts[first + 1:first + self.stride], extra])
+    def longer_entry(self, i: int, head: bytes, extra: bytes) -> bytes:
+        """Entry i as the longer array ``head`` announces, ``[id, fields, *extra]``."""
+        offsets = self.offsets
+        return b"".join((head, self.body[offsets[i] + len(_ENTRY_HEAD):offsets[i + 1]], extra))
 
 
 def _forget(node: _Node) -> None:
@@ -345,57 +366,89 @@ def encode_entry(entry_id: int, row: list[bytes], extra: bytes = b"", nextra: in
 
 
 def _longer(piece: bytes, head: bytes, extra: bytes) -> bytes:
-    """A cached entry encoding (made by :func:`encode_entry`, so starting with _ENTRY_HEAD)
-    as the longer array ``head`` announces, ``extra`` its last elements."""
+    """A cached entry encoding (starting with _ENTRY_HEAD) as the longer array ``head``
+    announces, ``extra`` its last elements."""
     return b"".join((head, piece[len(_ENTRY_HEAD):], extra))
 
 
 def _encode_sealed_resp(node: _Node) -> tuple[list[int] | None, object]:
-    """RESP of every entry of a sealed node. The common node (every entry with the master's
-    field names, values under 1 KiB) is packed column-wise; others are encoded per entry."""
-    blob = node.blob
-    assert blob is not None
+    """RESP of every entry of a sealed node, as a :class:`_Packed`. The common node (every
+    entry with the master's field names, values under 1 KiB) is encoded in one pass over the
+    blob's columns, an entry's ID text made from the previous one's millisecond part; others
+    entry by entry from their decoded rows."""
+    blob: bytes = cast(bytes, node.blob)
+    count: int
+    nmaster: int
+    nstr: int
+    nodd: int
     count, nmaster, nstr, nodd, codes = _HEADER.unpack_from(blob)
     ms_code, seq_code, odd_code, len_code = codes.decode()
-    pos = _HEADER.size
+    pos: int = _HEADER.size
     end = pos + count * _WIDTHS[ms_code]
-    ms_deltas = array(ms_code, blob[pos:end]).tolist()
+    ms_deltas: list[int] = array(ms_code, blob[pos:end]).tolist()
     pos, end = end, end + count * _WIDTHS[seq_code]
-    seqs = array(seq_code, blob[pos:end]).tolist()
+    seq_column: list[int] = array(seq_code, blob[pos:end]).tolist()
     pos = end + 2 * nodd * _WIDTHS[odd_code]
     end = pos + nstr * _WIDTHS[len_code]
-    lengths = array(len_code, blob[pos:end]).tolist()
+    lengths: list[int] = array(len_code, blob[pos:end]).tolist()
+    master_ms, master_seq = node.master_id >> 64, node.master_id & _MASK64
+    ms_list: list[int] = []
+    seqs: list[int] = []
+    for i in range(count):
+        delta = ms_deltas[i]
+        ms_list.append(master_ms + delta)
+        seqs.append(seq_column[i] if delta else seq_column[i] + master_seq)
+    offsets: list[int] = [0]
     if nodd or not nmaster or max(lengths) >= len(_BULK_HEADERS):
         ids, rows = _entries(node)
-        return ids, [encode_entry(i, row) if row is not None else None
-                     for i, row in zip(ids, rows, strict=True)]
-    strings = _cut(blob, end, lengths)
-    master_ms, master_seq = node.master_id >> 64, node.master_id & _MASK64
-    if any(ms_deltas):
-        ms_list = [master_ms + d for d in ms_deltas]
-        seqs = [q + master_seq if not d else q for d, q in zip(ms_deltas, seqs, strict=True)]
-    else:
-        ms_list = [master_ms] * count
-        if master_seq:
-            seqs = [q + master_seq for q in seqs]
-    sids = list(map(b"%d-%d".__mod__, zip(ms_list, seqs, strict=True)))
-    # Pieces of one entry: header, ID, "\r\n*<2n>\r\n" + name 0's bulk, then per field k:
-    # value header, value, and "\r\n" + name k+1's bulk (or the final "\r\n").
-    names = strings[:nmaster]
+        entries = [encode_entry(i, row) if row is not None else b""
+                   for i, row in zip(ids, rows, strict=True)]
+        total = 0
+        for piece in entries:
+            total += len(piece)
+            offsets.append(total)
+        return ids, _Packed(b"".join(entries), offsets, ms_list, seqs)
+    # One entry's pieces: header, the ID (ms text, seq text), "\r\n*<2n>\r\n" + name 0's
+    # bulk, then per field k: value header, value, and "\r\n" + name k+1's bulk (or "\r\n").
+    pos = end
+    names: list[bytes] = []
+    for k in range(nmaster):
+        names.append(blob[pos:pos + lengths[k]])
+        pos += lengths[k]
     joints = [b"\r\n$%d\r\n%s\r\n" % (len(name), name) for name in names] + [b"\r\n"]
     joints[0] = b"\r\n*%d" % (2 * nmaster) + joints[0]
-    stride = 3 + 3 * nmaster
-    parts: list[bytes] = [b""] * (count * stride)
-    parts[0::stride] = [_ENTRY_HEADERS[len(sid)] for sid in sids]
-    parts[1::stride] = sids
-    parts[2::stride] = [joints[0]] * count
-    value_headers = list(map(_BULK_HEADERS.__getitem__, lengths[nmaster:]))
-    values = strings[nmaster:]
-    for k in range(nmaster):
-        parts[3 + 3 * k::stride] = value_headers[k::nmaster]
-        parts[4 + 3 * k::stride] = values[k::nmaster]
-        parts[5 + 3 * k::stride] = [joints[k + 1]] * count
-    return None, _Packed(parts, stride, ms_list, seqs)
+    fixed = 0
+    for joint in joints:
+        fixed += len(joint)
+    parts: list[bytes] = []
+    total = 0
+    at = nmaster  # index in lengths of the next value
+    last_ms = -1
+    ms_text = b""
+    for i in range(count):
+        ms = ms_list[i]
+        seq = seqs[i]
+        if ms != last_ms:
+            ms_text = b"%d-" % ms
+            last_ms = ms
+        seq_text = _DECIMALS[seq] if seq < 4096 else b"%d" % seq
+        header = _ENTRY_HEADERS[len(ms_text) + len(seq_text)]
+        parts.append(header)
+        parts.append(ms_text)
+        parts.append(seq_text)
+        parts.append(joints[0])
+        total += len(header) + len(ms_text) + len(seq_text) + fixed
+        for k in range(nmaster):
+            size = lengths[at]
+            at += 1
+            value_header = _BULK_HEADERS[size]
+            parts.append(value_header)
+            parts.append(blob[pos:pos + size])
+            parts.append(joints[k + 1])
+            pos += size
+            total += len(value_header) + size
+        offsets.append(total)
+    return None, _Packed(b"".join(parts), offsets, ms_list, seqs)
 
 
 def _resp_entries(node: _Node) -> tuple[list[int] | None, object]:
@@ -804,8 +857,7 @@ class Stream:
         pieces: list[bytes] = []
         if count is not None and count <= 0:
             return out_ids, pieces
-        if nextra:
-            head, id_headers = _longer_headers(nextra)
+        head = _longer_head(nextra) if nextra else _ENTRY_HEAD
         for ids, enc, lo, hi, node in self._spans(_resp_entries, start, MAX_ID, False):
             if ids is None:
                 ids = enc.ids()
@@ -818,7 +870,7 @@ class Stream:
                     if listed:
                         pieces += [_longer(piece, head, extra) for piece in enc[lo:hi]]
                     else:
-                        pieces += [enc.longer_entry(i, id_headers, extra) for i in range(lo, hi)]
+                        pieces += [enc.longer_entry(i, head, extra) for i in range(lo, hi)]
                 elif listed:
                     pieces += enc[lo:hi]
                 else:
@@ -834,7 +886,7 @@ class Stream:
                     elif node.dead >> i & 1:
                         continue
                     elif nextra:
-                        piece = enc.longer_entry(i, id_headers, extra)
+                        piece = enc.longer_entry(i, head, extra)
                     else:
                         piece = enc.entry(i)
                     pieces.append(piece)
@@ -857,6 +909,8 @@ class Stream:
         rows = node.rows
         if node.live and rows is not None and rows[-1] is not None:
             return node.ids[-1]  # type: ignore[index]  # the open node's newest entry is live
+        if node.blob is not None and node.live and not node.dead >> (node.count - 1) & 1:
+            return _blob_id(node, node.count - 1)  # a sealed node's last entry is live
         return self.range(0, MAX_ID, 1, reverse=True)[0][0]
 
     # -- introspection ---------------------------------------------------------------------------
