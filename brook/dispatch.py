@@ -38,6 +38,7 @@ from brook.commands.transactions import discard_transaction
 from brook.eviction import OOM
 from brook.memory import request_bytes
 from brook.protocol import resp
+from brook.protocol.requests import is_request
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
 
 if TYPE_CHECKING:
@@ -76,11 +77,6 @@ def unknown_command_error(args: list[bytes]) -> str:
         size += len(quoted.encode("utf-8", "surrogateescape"))
         shown += quoted
     return f"ERR unknown command '{text(args[0], 128)}', with args beginning with: {shown}"
-
-
-def _is_request(value: object) -> bool:
-    """What hiredis read is a request: an array of byte strings (nothing else ever runs)."""
-    return isinstance(value, list) and all(type(element) is bytes for element in value)
 
 
 def arity_error(cmd: Command) -> str:
@@ -141,7 +137,7 @@ class Dispatcher:
                 break
             if request is False:
                 break
-            if not _is_request(request):  # an element of another type, or no array at all
+            if not is_request(request):  # an element of another type, or no array at all
                 malformed = True
                 break
             taken += 1

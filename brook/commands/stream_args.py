@@ -114,7 +114,7 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
 
 
 # Plain ``ms-seq`` IDs of at most 19 digits a part (so under UINT64_MAX), space-separated.
-def _plain_id(arg: bytes) -> int:
+def plain_id(arg: bytes) -> int:
     """``ms-seq`` with each part 1 to 18 ASCII digits, as XACK's batches send IDs; -1 for any
     other form (the general parser's). Read a byte at a time into ``i64`` accumulators: a loop
     mypyc compiles to plain C arithmetic (a tagged int's multiply leaves the fast path above
@@ -144,7 +144,7 @@ def parse_ids(args: list[bytes]) -> list[int]:
     XACK's batches hold) skip the general parser."""
     ids = []
     for arg in args:
-        entry_id = _plain_id(arg)
+        entry_id = plain_id(arg)
         if entry_id < 0:
             return [parse_strict_id(each) for each in args]
         ids.append(entry_id)

@@ -36,6 +36,7 @@ from brook.commands.stream_args import (
     parse_range,
     parse_strict_id,
     parse_trim_args,
+    plain_id,
 )
 from brook.commands.timeouts import parse_timeout
 from brook.keyspace import now_ms
@@ -221,25 +222,35 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
 
 
 def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
-    """``XADD key ms-seq field value ...`` with a complete ID above the stream's last one;
-    None for anything else (incomplete or invalid IDs, errors), which the general path
-    handles with Redis's replies. Written as sent, so nothing to persist specially."""
-    ms, dash, seq = args[2].partition(b"-")
-    if not dash or not ms.isdigit() or not seq.isdigit():
+    """``XADD key ms-seq field value ...`` with a plain ID above the stream's last one; None
+    for anything else (other ID forms, errors), which the general path handles with Redis's
+    replies. Written as sent, so nothing to persist specially."""
+    sid = args[2]
+    entry_id = plain_id(sid)
+    if entry_id < 0:
         return None
-    high, low = int(ms), int(seq)
-    if high > _MASK64 or low > _MASK64:
-        return None
-    entry_id = high << 64 | low
     key = args[1]
-    stream = client.db.data.get(key)
-    if type(stream) is not Stream or client.db.expires or entry_id <= stream.last_id:
+    db = client.db
+    stream = db.data.get(key)
+    if type(stream) is not Stream or db.expires or entry_id <= stream.last_id:
         return None
     _store(client, stream, entry_id, args[3:])
-    db = client.db
     db.access[key] = db.keyspace.lru_clock
     written(client, key, STREAM, b"xadd", 1, True)
+    if _canonical(sid):  # the reply is the argument itself (as the AOF replays it)
+        return resp.bulk(sid)
     return _id_reply(entry_id)
+
+
+def _canonical(sid: bytes) -> bool:
+    """Is a plain ``ms-seq`` ID (see :func:`plain_id`) written as Redis prints it, without
+    leading zeros?"""
+    if sid[0] == 48 and sid[1] != 45:
+        return False
+    dash = 1
+    while sid[dash] != 45:
+        dash += 1
+    return sid[dash + 1] != 48 or dash + 2 == len(sid)
 
 
 @command(

@@ -34,7 +34,7 @@ from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, STRING, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
-from brook.protocol.requests import parse_strict_int
+from brook.protocol.requests import parse_strict_int, short_decimal
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -450,25 +450,6 @@ def _stored_int(value: object) -> int:
     return number
 
 
-def _small_count(value: object) -> int:
-    """A stored counter of up to 18 canonical digits read by a byte loop, or -1 for anything
-    else (left to string2ll's full checks). INCR's common case: compiled, the loop runs in C
-    on tagged integers, where ``int(bytes)`` goes through the generic number parser."""
-    if type(value) is not bytes:
-        return -1
-    text: bytes = value  # type: ignore[assignment]
-    size = len(text)
-    if size == 0 or size > 18 or (text[0] == 48 and size > 1):
-        return -1
-    number = 0
-    for index in range(size):
-        digit = text[index] - 48
-        if digit < 0 or digit > 9:
-            return -1
-        number = number * 10 + digit
-    return number
-
-
 @command(
     "incr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), acl="@write @string @fast",
     group="string",
@@ -485,7 +466,8 @@ def incr(client: Session, args: list[bytes]) -> bytes:
         if deadline is not None and deadline <= expiry_now():
             db.expire_key(key)
             value = None
-    number = 0 if value is None else _small_count(value)
+    # Up to 18 canonical digits take the short way; anything else string2ll's full checks.
+    number = 0 if value is None else short_decimal(value) if type(value) is bytes else -1
     if number < 0:
         number = _stored_int(value)  # WRONGTYPE, a bytearray, or Redis's string2ll
         if number == LONG_MAX:

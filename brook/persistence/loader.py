@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 import hiredis
 
 from brook.commands.registry import Command
-from brook.protocol.requests import parse_strict_int
+from brook.protocol.requests import is_request, parse_strict_int
 from brook.session import Session
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AofError", "LoadResult", "load_file", "valid_prefix"]
 
-_CHUNK: Final = 1 << 20
+_CHUNK: Final = 1 << 14
 _YIELD_EVERY: Final = 0.05  # seconds of loading between turns of the event loop
 _PROGRESS_EVERY: Final = 2.0  # seconds between progress lines in the log
 
@@ -188,11 +188,7 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
                     _fail_at(path, complete)
                 if argv is False:
                     break
-                try:
-                    b"".join(argv)  # TypeError unless a list of byte strings
-                except TypeError:
-                    _fail_at(path, complete)
-                if not argv:
+                if not argv or not is_request(argv):
                     _fail_at(path, complete)
                 replayer.run(argv, complete)
                 complete += 1

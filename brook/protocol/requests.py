@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mypy_extensions import i64
+
 INLINE_MAX_SIZE: Final = 64 * 1024
 UNAUTH_MAX_MULTIBULK: Final = 10
 UNAUTH_MAX_BULK: Final = 16384
@@ -23,8 +25,34 @@ class ProtocolError(Exception):
     """Malformed input: the reply is ``-ERR Protocol error: <text>`` and the connection closes."""
 
 
+def is_request(value: object) -> bool:
+    """What hiredis read is a request: an array of byte strings (nothing else ever runs,
+    from a client or from the append-only file)."""
+    return isinstance(value, list) and all(type(element) is bytes for element in value)
+
+
+def short_decimal(text: bytes) -> int:
+    """A canonical non-negative decimal of 1 to 18 digits (no sign, no leading zero) as its
+    value, -1 for anything else (which :func:`parse_strict_int` judges in full). The common
+    case of every integer argument and stored counter: compiled, the loop runs in C on an
+    ``i64`` that 18 digits cannot overflow, where ``int(bytes)`` takes the generic parser."""
+    size = len(text)
+    if size == 0 or size > 18 or (text[0] == 48 and size > 1):
+        return -1
+    value: i64 = 0
+    for i in range(size):
+        digit = text[i] - 48
+        if digit < 0 or digit > 9:
+            return -1
+        value = value * 10 + digit
+    return value
+
+
 def parse_strict_int(digits: bytes) -> int | None:
     """Redis's ``string2ll``: optional '-', no '+', no leading zeros, no spaces, 64-bit range."""
+    value = short_decimal(digits)
+    if value >= 0:
+        return value
     if not digits or len(digits) > 20:
         return None
     body = digits[1:] if digits[:1] == b"-" else digits

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from brook.protocol.requests import parse_strict_int
+from brook.protocol.requests import parse_strict_int, short_decimal
 
 LISTPACK_EMPTY: Final = 7  # header (total bytes + element count) and the end byte
 
@@ -71,33 +71,46 @@ def master_size(names: list[bytes]) -> int:
     return LISTPACK_EMPTY + 2 + 2 + int_size(len(names)) + sum(map(string_size, names)) + 2
 
 
-def values_size(items: list[bytes]) -> int:
-    """:func:`string_size` summed over ``items``; inlined for the XADD path, where plain
-    digits (counters, readings) are common and take the short way."""
+def values_size(items: list[bytes], start: int = 0, step: int = 1) -> int:
+    """:func:`string_size` summed over ``items[start::step]`` (no slice is built); inlined
+    for the XADD path, where plain digits (counters, readings) are common and take the short
+    way."""
     total = 0
-    for item in items:
+    index = start
+    end = len(items)
+    while index < end:  # (a range with a variable step is not compiled into a C loop)
+        item = items[index]
+        index += step
         n = len(item)
-        if n < 19 and item.isdigit() and (n == 1 or item[0] != 48):  # no sign, no leading 0
-            value = int(item)  # under 10**18: an int64
+        value = short_decimal(item)  # up to 18 digits, no sign, no leading zero: an int64
+        if value >= 0:
             total += 2 if value <= 127 else 3 if value <= 4095 else 4 if value <= 32767 \
                 else 5 if value <= 8388607 else 6 if value <= 2147483647 else 10
-        elif n < 64 and not (n < 21 and (item.isdigit() or item[:1] == b"-")):
-            total += n + 2  # a short string that cannot read as an integer
+        elif n < 19 and (n == 0 or item[0] != 45):
+            total += n + 2  # short, unsigned and not canonical digits: cannot read as an int
         else:
             total += string_size(item)
     return total
+
+
+def same_fields(fields: list[bytes], names: list[bytes]) -> bool:
+    """Redis's SAMEFIELDS test: are the names of ``fields`` (a flat field/value list) exactly
+    ``names``? Compared pairwise, without building the slice of names."""
+    if len(fields) != 2 * len(names):
+        return False
+    return all(fields[2 * k] == names[k] for k in range(len(names)))
 
 
 def entry_size(ms_delta: int, seq_delta: int, fields: list[bytes], same_fields: bool) -> int:
     """An entry appended to a node: flags, ID deltas, [field count and names,] values and the
     element count (``lp-count``)."""
     nfields = len(fields) >> 1
-    size = 2 + values_size(fields[1::2])
+    size = 2 + values_size(fields, 1, 2)
     size += 2 if 0 <= ms_delta <= 127 else delta_size(ms_delta)
     size += 2 if 0 <= seq_delta <= 127 else delta_size(seq_delta)
     if same_fields:
         return size + int_size(nfields + 3)
-    return size + int_size(nfields) + values_size(fields[0::2]) + int_size(2 * nfields + 4)
+    return size + int_size(nfields) + values_size(fields, 0, 2) + int_size(2 * nfields + 4)
 
 
 # Live counts after which the master entry's count needs more bytes (see int_size).
@@ -108,19 +121,10 @@ def appended_size(ms_delta: int, seq_delta: int, fields: list[bytes], names: lis
                   live: int) -> int:
     """What appending an entry adds to an open node with master field ``names`` and ``live``
     live entries: the entry (:func:`entry_size`) and the growth of the master's count. It runs
-    on every XADD, so the common shapes (one field, or the master's fields; small deltas) take
-    short ways."""
-    if len(fields) == 2 and len(names) == 1 and fields[0] == names[0]:
-        item = fields[1]  # one field, the master's: flags, deltas, the value, lp-count 4
-        n = len(item)
-        if n < 64 and not (n < 21 and (item.isdigit() or item[:1] == b"-")):
-            size = n + 8
-        else:
-            size = string_size(item) + 6
-    elif fields[0::2] == names:
-        values = fields[1::2]
-        nfields = len(values)
-        size = values_size(values) + (6 if nfields < 125 else int_size(nfields + 3) + 4)
+    on every XADD, so the common shape (the master's fields, small deltas) takes a short way."""
+    if same_fields(fields, names):
+        nfields = len(names)
+        size = values_size(fields, 1, 2) + (6 if nfields < 125 else int_size(nfields + 3) + 4)
     else:
         return entry_size(ms_delta, seq_delta, fields, False) + _COUNT_GROWTH.get(live, 0)
     if not 0 <= ms_delta <= 127:
