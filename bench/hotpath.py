@@ -45,6 +45,7 @@ _row("xadd", b"XADD", b"s", b"*", b"field", b"value")
 _row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
 ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
 ROWS["scan"] = ROWS["ping"]  # not fed as is: HotPath.scan (µs per entry of a full XRANGE scan)
+ROWS["xadd_idmp"] = ROWS["ping"]  # not fed as is: HotPath.idmp (the Spark sink's exactly-once XADD)
 
 
 class _Transport:
@@ -124,6 +125,23 @@ class HotPath:
         transport.keep = False
         return spent * 1e6 / entries
 
+    def idmp(self, reads: int, pipeline: int) -> float:
+        """µs of CPU per ``XADD k IDMP <producer> <iid> * ...`` as the Spark sink's exactly-once
+        writes send them: a new 16-byte idempotent ID each, 10,000 per producer."""
+        receive = self.client.data_received
+        self.reset()
+        payloads = []
+        for read in range(reads):
+            payloads.append(b"".join(
+                _command(b"XADD", b"sink", b"IDMP", b"job:%d" % (n // 10_000), b"%016d" % n,
+                         b"*", b"name", b"page-%d" % (n % 97), b"value", b"%d.5" % n, b"n", b"%d" % n)
+                for n in range(read * pipeline, (read + 1) * pipeline)))
+        started = time.process_time()
+        for payload in payloads:
+            receive(payload)
+        spent = time.process_time() - started
+        return spent * 1e6 / (reads * pipeline)
+
     def worker(self, entries: int) -> float:
         """µs of CPU per entry of a consumer-group worker: each read is the XACK of the last
         reply's IDs and the next ``XREADGROUP ... COUNT 100`` (bench.groups's loop)."""
@@ -160,6 +178,8 @@ class HotPath:
             return self.worker(reads * pipeline)
         if name == "scan":
             return self.scan(reads * pipeline)
+        if name == "xadd_idmp":
+            return self.idmp(reads, pipeline)
         payload = ROWS[name](pipeline)
         receive = self.client.data_received
         self.reset()

@@ -27,7 +27,7 @@ import itertools
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -652,8 +652,10 @@ class Keyspace:
         self.hits = 0
         self.misses = 0
         # Redis's LRU clock: whole seconds, advanced by the server's cron (so a key access
-        # costs one dict store, not a clock read).
-        self.lru_clock = int(time.time())
+        # costs one dict store, not a clock read). Typed Any so that the compiled build keeps
+        # it as one int object that every access entry shares: typed int it is held unboxed,
+        # and each store into an access dict would make a 32-byte int of its own.
+        self.lru_clock: Any = int(time.time())
         # What a database's access table is: a dict of clocks, or brook.eviction's LFU table
         # under an LFU policy (set with lfu-log-factor and lfu-decay-time by the server).
         self.new_access: Callable[[], dict[bytes, int]] = dict

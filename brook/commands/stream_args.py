@@ -4,8 +4,6 @@ in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mypy_extensions import i64
 
 from brook.commands.args import parse_int
@@ -151,23 +149,25 @@ def parse_ids(args: list[bytes]) -> list[int]:
     return ids
 
 
-@dataclass
 class TrimArgs:
-    """The options of XADD/XTRIM (``streamAddTrimArgs``)."""
+    """The options of XADD/XTRIM (``streamAddTrimArgs``). A plain class, not a dataclass: the
+    compiled build runs a dataclass's generated ``__init__`` as interpreted code, a quarter
+    of an XADD with options."""
 
-    strategy: str | None = None  # "maxlen" or "minid"
-    maxlen: int = 0
-    minid: int = 0
-    approx: bool = False
-    limit: int = 0
-    ref_policy: str = KEEPREF
-    nomkstream: bool = False
-    id_given: bool = False
-    entry_id: int = 0
-    seq_given: bool = True
-    idmp_pid: bytes | None = None
-    idmp_iid: bytes | None = None  # None with a pid: IDMPAUTO
-    id_index: int = 0  # XADD: position of the ID argument
+    def __init__(self) -> None:
+        self.strategy: str | None = None  # "maxlen" or "minid"
+        self.maxlen = 0
+        self.minid = 0
+        self.approx = False
+        self.limit = 0
+        self.ref_policy = KEEPREF
+        self.nomkstream = False
+        self.id_given = False
+        self.entry_id = 0
+        self.seq_given = True
+        self.idmp_pid: bytes | None = None
+        self.idmp_iid: bytes | None = None  # None with a pid: IDMPAUTO
+        self.id_index = 0  # XADD: position of the ID argument
 
 
 def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int,

@@ -89,8 +89,7 @@ def _new_stream(client: Session, key: bytes) -> Stream:
 
 def _id_reply(entry_id: int) -> bytes:
     """XADD's reply: the ID as a bulk string."""
-    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
-    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    return resp.bulk(format_id(entry_id))
 
 
 def _idmp_of(client: Session, stream: Stream) -> Idmp:
@@ -211,14 +210,14 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     entry_id = _next_auto_id(client, stream.last_id)
     fields = args[3:]
     _store(client, stream, entry_id, fields)
-    sid = b"%d-%d" % (entry_id >> 64, entry_id & _MASK64)
+    sid = format_id(entry_id)
     db = client.db
     server = client.server
     if server.propagating:  # persisted with the ID it got, encoded here: the hottest write
         server.aof.feed_encoded(db.index, encode_xadd(key, sid, fields))  # type: ignore[union-attr]
         client.effects = PERSISTED
     written(client, key, STREAM, b"xadd", 1, True)
-    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    return resp.bulk(sid)
 
 
 def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
@@ -286,7 +285,9 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
     last_id = stream.last_id
     fields = args[field_pos:]
     iid = None
+    now = 0
     if parsed.idmp_pid is not None:
+        now = now_ms()
         iid = parsed.idmp_iid if parsed.idmp_iid is not None else content_iid(fields)
         idmp = _idmp_of(client, stream)
         if parsed.id_given:
@@ -295,7 +296,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
                 idmp.duplicates += 1
                 return _id_reply(parsed.entry_id)
         else:
-            found = idmp.find(parsed.idmp_pid, iid, now_ms())
+            found = idmp.find(parsed.idmp_pid, iid, now)
             if found is not None:
                 if server.propagating:  # iids-duplicates moved: replay counts it again
                     propagate(client, [b"XADD", key, b"IDMP", parsed.idmp_pid, iid,
@@ -319,7 +320,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
         # Remembered from the entry's millisecond (never later than now), which the
         # persisted ID carries: a replay restores when each idempotent ID expires.
         _idmp_of(client, stream).record(parsed.idmp_pid, iid, entry_id,  # type: ignore[arg-type]
-                                        min(entry_id >> 64, now_ms()))
+                                        min(entry_id >> 64, now))
     exact: list[bytes] | None = [] if parsed.approx and server.propagating else None
     trimmed = _trim(stream, parsed, exact) if parsed.strategy is not None else 0
     if server.propagating and (not parsed.id_given or not parsed.seq_given or parsed.approx

@@ -45,11 +45,13 @@ class Idmp:
         if seen is None:
             return None
         horizon = now_ms - self.duration * 1000
-        while seen:
-            oldest = next(iter(seen))
-            if seen[oldest][1] > horizon:
+        stale = 0
+        for record in seen.values():  # oldest first; usually stops at the first
+            if record[1] > horizon:
                 break
-            del seen[oldest]
+            stale += 1
+        for _ in range(stale):
+            del seen[next(iter(seen))]
         if not seen:
             del self.producers[pid]
             return None
@@ -77,7 +79,9 @@ class Idmp:
         """Remember that (pid, iid) created ``entry_id``. A stale record of the pair (expired
         but not yet dropped, as during an AOF replay, which expires nothing) goes first, so the
         pair takes its place among the newest as it did when the IDs were dropped lazily."""
-        seen = self.producers.setdefault(pid, {})
+        seen = self.producers.get(pid)
+        if seen is None:
+            seen = self.producers[pid] = {}
         seen.pop(iid, None)
         seen[iid] = (entry_id, now_ms)
         while len(seen) > self.maxsize:
