@@ -398,3 +398,45 @@ def test_stream_effects_inside_a_transaction(aof_server, tmp_path):
     assert names[names.index(b"MULTI"):] == [
         b"MULTI", b"XADD", b"XADD", b"XGROUP", b"XCLAIM", b"XCLAIM", b"XGROUP", b"XGROUP",
         b"EXEC"]
+
+
+def _resp(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def test_replayed_xadds_take_every_form_as_sent(tmp_path):
+    """The loader runs plain explicit-ID XADDs by the handler's fast path and everything else
+    through the dispatcher: creation, sealing, non-canonical and 19-digit IDs, options, IDs
+    not above the last one, another type under the key and a key with a TTL in the database
+    all end as when the commands first ran."""
+    big = b"1234567890123456789"
+    commands = [
+        (b"XADD", b"s", b"5-1", b"a", b"1"),  # creates the stream: the general path
+        (b"XADD", b"s", b"5-2", b"a", b"2", b"b", b"3"),
+        (b"xadd", b"s", b"0006-01", b"a", b"4"),  # not canonical: replied in Redis's form
+        (b"XADD", b"s", b"6-1", b"a", b"5"),  # not above the last ID: an error, no change
+        (b"XADD", b"s", b"7-0", b"a", b"6"),
+        (b"XADD", b"s", big + b"-0", b"a", b"7"),  # 19 digits: the general parser
+        (b"XADD", b"s", b"MAXLEN", b"10", big + b"-1", b"a", b"8"),
+        (b"SET", b"str", b"x"),
+        (b"XADD", b"str", b"1-1", b"a", b"9"),  # WRONGTYPE: nothing changes
+        (b"XADD", b"t", b"1-1", b"f", b"v"),
+        (b"SET", b"ttl", b"y", b"PX", b"100000000"),
+        (b"XADD", b"t", b"2-0", b"f", b"w"),  # a database with TTLs: the general path
+        (b"XADD", b"t", b"3-0", b"f", b"x"),
+    ]
+    (tmp_path / "appendonly.aof").write_bytes(b"".join(_resp(*c) for c in commands))
+    proc = start_brook(tmp_path, *AOF_ARGS)
+    try:
+        conn = Conn(proc.port)
+        assert conn("XRANGE", "s", "-", "+") == [
+            [b"5-1", [b"a", b"1"]], [b"5-2", [b"a", b"2", b"b", b"3"]], [b"6-1", [b"a", b"4"]],
+            [b"7-0", [b"a", b"6"]], [big + b"-0", [b"a", b"7"]], [big + b"-1", [b"a", b"8"]]]
+        info = conn("XINFO", "STREAM", "s")
+        assert info[info.index(b"entries-added") + 1] == 6
+        assert conn("GET", "str") == b"x"
+        assert conn("XRANGE", "t", "-", "+") == [
+            [b"1-1", [b"f", b"v"]], [b"2-0", [b"f", b"w"]], [b"3-0", [b"f", b"x"]]]
+        conn.close()
+    finally:
+        proc.stop()

@@ -220,10 +220,11 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     return resp.bulk(sid)
 
 
-def _xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
-    """``XADD key ms-seq field value ...`` with a plain ID above the stream's last one; None
-    for anything else (other ID forms, errors), which the general path handles with Redis's
-    replies. Written as sent, so nothing to persist specially."""
+def xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
+    """``XADD key ms-seq field value ...`` with a plain ID above the stream's last one; None,
+    having changed nothing, for anything else (other ID forms, errors), which the general path
+    handles with Redis's replies. Written as sent, so nothing to persist specially. The AOF
+    loader calls it directly for the XADDs a stream's AOF holds by the million."""
     sid = args[2]
     entry_id = plain_id(sid)
     if entry_id < 0:
@@ -267,7 +268,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
         if args[2] == b"*":
             return _xadd_auto(client, args)
         if args[2][:1].isdigit():  # an ID, no options: what the AOF replays by the million
-            reply = _xadd_explicit(client, args)
+            reply = xadd_explicit(client, args)
             if reply is not None:
                 return reply
     server = client.server
