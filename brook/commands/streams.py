@@ -220,26 +220,24 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     return resp.bulk(sid)
 
 
-def xadd_explicit(client: Session, args: list[bytes]) -> bytes | None:
-    """``XADD key ms-seq field value ...`` with a plain ID above the stream's last one; None,
-    having changed nothing, for anything else (other ID forms, errors), which the general path
-    handles with Redis's replies. Written as sent, so nothing to persist specially. The AOF
-    loader calls it directly for the XADDs a stream's AOF holds by the million."""
-    sid = args[2]
-    entry_id = plain_id(sid)
+def append_explicit(client: Session, args: list[bytes]) -> int:
+    """``XADD key ms-seq field value ...`` with a plain ID above the stream's last one: the
+    entry's ID; -1, having changed nothing, for anything else (other ID forms, errors), which
+    the general path handles with Redis's replies. Written as sent, so nothing to persist
+    specially. The AOF loader calls it directly for the XADDs a stream's AOF holds by the
+    million (it has no use for the reply)."""
+    entry_id = plain_id(args[2])
     if entry_id < 0:
-        return None
+        return -1
     key = args[1]
     db = client.db
     stream = db.data.get(key)
     if type(stream) is not Stream or db.expires or entry_id <= stream.last_id:
-        return None
+        return -1
     _store(client, stream, entry_id, args[3:])
     db.access[key] = db.keyspace.lru_clock
     written(client, key, STREAM, b"xadd", 1, True)
-    if _canonical(sid):  # the reply is the argument itself (as the AOF replays it)
-        return resp.bulk(sid)
-    return _id_reply(entry_id)
+    return entry_id
 
 
 def _canonical(sid: bytes) -> bool:
@@ -268,9 +266,9 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
         if args[2] == b"*":
             return _xadd_auto(client, args)
         if args[2][:1].isdigit():  # an ID, no options: what the AOF replays by the million
-            reply = xadd_explicit(client, args)
-            if reply is not None:
-                return reply
+            entry_id = append_explicit(client, args)
+            if entry_id >= 0:  # a canonical ID is replied with as sent
+                return resp.bulk(args[2]) if _canonical(args[2]) else _id_reply(entry_id)
     server = client.server
     parsed = parse_trim_args(args, True, server.config.stream_node_max_entries, server.loading)
     field_pos = parsed.id_index + 1

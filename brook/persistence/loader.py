@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 import hiredis
 
 from brook.commands.registry import Command, CommandError
-from brook.commands.streams import xadd_explicit
+from brook.commands.streams import append_explicit
 from brook.protocol.requests import is_request, parse_strict_int
 from brook.session import Session
 
@@ -152,13 +152,13 @@ class _Replayer:
 
     def _xadd(self, argv: list[bytes]) -> bool:
         """An XADD with a plain explicit ID, what a stream's AOF is made of: run by the
-        handler's fast path directly, without the resolution and the dispatcher around it
-        (4,000 instructions of a replayed XADD), whose statistics, MONITOR feed and
+        handler's fast path directly, without the resolution, the dispatcher and the reply
+        around it (4,000 instructions of a replayed XADD), whose statistics, MONITOR feed and
         persistence a replayed command skips anyway. False, having changed nothing, when it
         does not apply: the general path then runs it, with its replies and error counts."""
         client = self.client
         try:
-            done = xadd_explicit(client, argv) is not None
+            done = append_explicit(client, argv) >= 0
         except CommandError:
             return False
         except Exception as err:
