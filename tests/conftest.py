@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import hiredis
 import pytest
@@ -100,6 +102,14 @@ def start_brook(tmp: Path, *extra: str, port: int | None = None) -> ServerProces
     )
     wait_for_port(port, process, log_path)
     return ServerProcess("brook", port, process, log_path)
+
+
+def native_module(name: str) -> Any:
+    """A hand-written C module of the compiled core (brook.types._*): required when the suite
+    tests the compiled build (make test), skipped when the pure one."""
+    if os.environ.get("BROOK_EXPECT_BUILD") == "compiled":
+        return importlib.import_module(name)
+    return pytest.importorskip(name)
 
 
 def redis_binary() -> str | None:

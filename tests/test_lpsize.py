@@ -14,6 +14,7 @@ from brook.types.lpsize import (
     string_size,
     values_size,
 )
+from tests.conftest import native_module
 
 
 @pytest.mark.parametrize(("item", "size"), [
@@ -57,3 +58,23 @@ def test_appended_size_is_entry_size_plus_count_growth(names, other, data, ms, s
     same = fields[0::2] == names
     assert appended_size(ms, seq, fields, names, live) == \
         entry_size(ms, seq, fields, same) + int_size(live + 1) - int_size(live)
+
+
+_IDS = st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1))
+_ITEMS = st.one_of(st.sampled_from([b"1", b"-5", b"xx", b"300", b"-0", b"007", b"", b"1" * 20,
+                                    b"9223372036854775808", b"-9223372036854775808",
+                                    b"x" * 70, b"x" * 4096]),
+                   st.binary(max_size=24))
+
+
+@given(_NAMES, st.one_of(st.none(), st.lists(_ITEMS, min_size=1, max_size=4)), st.data(),
+       _IDS, _IDS, st.sampled_from([1, 126, 127, 128, 4095, 32767, 8388607, 2147483647]))
+def test_the_c_size_count_matches_its_python_twin(names, other, data, entry, master, live):
+    """brook.types._lp_size (the compiled build's count) gives lpsize.appended_size of the
+    IDs' deltas, for any two IDs (deltas that wrap included), names as the master's or not,
+    and values that read as integers or not."""
+    native = native_module("brook.types._lp_size")
+    fields = [item for name in (other or names) for item in (name, data.draw(_ITEMS))]
+    entry_id, master_id = entry[0] << 64 | entry[1], master[0] << 64 | master[1]
+    expected = appended_size(entry[0] - master[0], entry[1] - master[1], fields, names, live)
+    assert native.appended_size(entry_id, master_id, fields, names, live) == expected

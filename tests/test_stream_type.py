@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from brook.commands.registry import CommandError
-from brook.commands.stream_args import parse_ids, parse_strict_id
+from brook.commands.stream_args import parse_ids, parse_strict_id, read_plain_id
 from brook.types import stream as stream_module
 from brook.types.stream import MAX_ID, Stream, format_id, id_parts, make_id
+from tests.conftest import native_module
 
 FIELD_SHAPES = [
     [b"a", b"1", b"b", b"2"],
@@ -415,6 +416,63 @@ def test_encoded_tail_follows_appends() -> None:
         assert (n, b"".join(pieces)) == (i, b"".join(expected))
 
 
+_ID_STEPS = st.sampled_from([(0, 1), (0, 300), (1, 0), (5, 7), (1 << 20, 0), (1 << 40, 1 << 40)])
+_ROWS = st.one_of(
+    st.sampled_from(FIELD_SHAPES),
+    st.lists(st.binary(max_size=3), min_size=1, max_size=4).map(lambda items: items * 2),
+    st.binary(min_size=1020, max_size=1100).map(lambda value: [b"a", value, b"b", b"2"]),
+)
+
+
+@given(st.integers(0, (1 << 64) - 1), st.lists(st.tuples(_ID_STEPS, _ROWS, st.booleans()),
+                                                min_size=1, max_size=40))
+@settings(max_examples=200)
+def test_the_c_sealer_matches_its_python_twin(
+        first_ms: int, entries: list[tuple[tuple[int, int], list[bytes], bool]]) -> None:
+    """brook.types._node_seal (the compiled build's sealer) writes the Python one's blob, for
+    every column width, odd entries and deleted entries."""
+    seal_node = native_module("brook.types._node_seal").seal_node
+    ids: list[int] = []
+    rows: list[list[bytes] | None] = []
+    ms, seq = first_ms, 0
+    for (ms_step, seq_step), row, deleted in entries:
+        if ms_step:
+            ms, seq = min(ms + ms_step, (1 << 64) - 1), seq_step
+        else:
+            seq = min(seq + seq_step, (1 << 64) - 1)
+        if not ids or make_id(ms, seq) > ids[-1]:
+            ids.append(make_id(ms, seq))
+            rows.append(None if deleted and rows else list(row))
+    names = list(entries[0][1][0::2])
+    expected = stream_module._seal_blob(ids[0], names, ids, rows)
+    assert seal_node(ids[0], names, ids, rows) == expected
+
+
+@given(st.integers(0, (1 << 64) - 1), st.lists(st.tuples(_ID_STEPS, _ROWS), min_size=1,
+                                                max_size=40))
+@settings(max_examples=200)
+def test_the_c_node_encoder_matches_its_python_twin(first_ms: int,
+                                                    entries: list[tuple[tuple[int, int], list[bytes]]]) -> None:
+    """brook.types._resp_pack (the compiled build's encoder of sealed nodes) gives the bytes,
+    offsets and ID columns of the Python one, for every column width and odd entries."""
+    pack_node = native_module("brook.types._resp_pack").pack_node
+    s = Stream(max_entries=0, max_bytes=0)
+    ms, seq = first_ms, 0
+    for (ms_step, seq_step), row in entries:
+        if ms_step:
+            ms, seq = min(ms + ms_step, (1 << 64) - 1), seq_step
+        else:
+            seq = min(seq + seq_step, (1 << 64) - 1)
+        if make_id(ms, seq) > s.last_id:
+            s.append(make_id(ms, seq), list(row))
+    node = s._nodes[0]
+    s._seal(node)
+    _ids, packed = stream_module._pack_sealed_resp(node)
+    body, offsets, ms_list, seqs = pack_node(node.blob, node.master_id >> 64,
+                                             node.master_id & ((1 << 64) - 1))
+    assert (body, offsets, ms_list, seqs) == (packed.body, packed.offsets, packed.ms, packed.seqs)
+
+
 # -- XACK's ID batches --------------------------------------------------------------------------
 
 _ID_PIECES = st.sampled_from([b"0", b"1", b"9", b"-", b"+", b"*", b" ", b"\x00", b"a",
@@ -434,3 +492,14 @@ def test_parse_ids_agrees_with_the_strict_parser(args: list[bytes]) -> None:
     except CommandError as err:
         got = err.message
     assert got == expected
+
+
+
+@given(st.lists(_ID_PIECES, max_size=5).map(b"".join))
+def test_the_c_id_reader_matches_its_python_twin(arg: bytes) -> None:
+    """brook.types._id_parse reads a plain ID (and refuses every other form) exactly as
+    stream_args.read_plain_id does, alone and in a batch."""
+    native = native_module("brook.types._id_parse")
+    expected = read_plain_id(arg)
+    assert native.plain_id(arg) == expected
+    assert native.plain_ids([arg, b"1-1"]) == (None if expected < 0 else [expected, make_id(1, 1)])

@@ -4,12 +4,21 @@ in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mypy_extensions import i64
 
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError
 from brook.protocol.requests import parse_strict_int
 from brook.types.stream import MAX_ID
+
+try:  # the hand-written ID reader (setup.py builds it with the compiled core)
+    from brook.types import _id_parse
+    _native_plain_id: Callable[[bytes], int] | None = _id_parse.plain_id
+    _native_plain_ids: Callable[[list[bytes]], list[int] | None] | None = _id_parse.plain_ids
+except ImportError:  # the pure build: read_plain_id below does the same
+    _native_plain_id = _native_plain_ids = None
 
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 _U64_MAX = (1 << 64) - 1
@@ -113,11 +122,19 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
 
 # Plain ``ms-seq`` IDs of at most 19 digits a part (so under UINT64_MAX), space-separated.
 def plain_id(arg: bytes) -> int:
-    """``ms-seq`` with each part 1 to 18 ASCII digits, as XACK's batches send IDs; -1 for any
-    other form (the general parser's). Read a byte at a time into ``i64`` accumulators: a loop
-    mypyc compiles to plain C arithmetic (a tagged int's multiply leaves the fast path above
-    2**30, which millisecond times are), where matching regular expressions over the joined
-    batch cost several times more. 18 digits cannot overflow 64 bits."""
+    """``ms-seq`` with each part 1 to 18 ASCII digits, as XACK's batches and the AOF's XADDs
+    send IDs; -1 for any other form (the general parser's)."""
+    if _native_plain_id is not None:
+        return _native_plain_id(arg)
+    return read_plain_id(arg)
+
+
+def read_plain_id(arg: bytes) -> int:
+    """:func:`plain_id` in Python (the C reader's twin, which the pure build runs). Read a byte
+    at a time into ``i64`` accumulators: a loop mypyc compiles to plain C arithmetic (a tagged
+    int's multiply leaves the fast path above 2**30, which millisecond times are), where
+    matching regular expressions over the joined batch cost several times more. 18 digits
+    cannot overflow 64 bits."""
     size = len(arg)
     ms: i64 = 0
     i = 0
@@ -140,9 +157,12 @@ def plain_id(arg: bytes) -> int:
 def parse_ids(args: list[bytes]) -> list[int]:
     """Every argument as a strict ID, all checked before any is used. Plain ``ms-seq`` IDs (what
     XACK's batches hold) skip the general parser."""
+    if _native_plain_ids is not None:
+        ids = _native_plain_ids(args)
+        return ids if ids is not None else [parse_strict_id(each) for each in args]
     ids = []
     for arg in args:
-        entry_id = plain_id(arg)
+        entry_id = read_plain_id(arg)
         if entry_id < 0:
             return [parse_strict_id(each) for each in args]
         ids.append(entry_id)

@@ -173,6 +173,19 @@ def _next_auto_id(client: Session, last_id: int) -> int:
     return last_id + 1
 
 
+def _next_auto_id_text(client: Session, last_id: int) -> tuple[int, bytes]:
+    """:func:`_next_auto_id` and its text, formatted from the parts it was made of (splitting
+    the 128-bit ID again costs more than the rest of the reply)."""
+    ms = int(client.last_interaction * 1000)
+    last_ms = last_id >> 64
+    if ms > last_ms:
+        return ms << 64, b"%d-0" % ms
+    seq = (last_id & _MASK64) + 1
+    if seq > _MASK64:  # carried into the milliseconds
+        return last_id + 1, b"%d-0" % (last_ms + 1)
+    return last_id + 1, b"%d-%d" % (last_ms, seq)
+
+
 def _stream_for_xadd(client: Session, key: bytes, nomkstream: bool) -> Stream | None:
     """The stream XADD appends to, created unless NOMKSTREAM (then None); Redis's errors for
     another type and for a stream whose last ID is the largest possible."""
@@ -207,10 +220,9 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     stream = _stream_for_xadd(client, key, False)
     assert stream is not None
-    entry_id = _next_auto_id(client, stream.last_id)
+    entry_id, sid = _next_auto_id_text(client, stream.last_id)
     fields = args[3:]
     _store(client, stream, entry_id, fields)
-    sid = format_id(entry_id)
     db = client.db
     server = client.server
     if server.propagating:  # persisted with the ID it got, encoded here: the hottest write

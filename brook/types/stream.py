@@ -33,6 +33,20 @@ from brook.types import lpsize
 from brook.types.groups import Group
 from brook.types.idmp import Idmp
 
+# The hand-written C of the compiled core (setup.py builds it); the pure build runs the Python
+# twins, lpsize.appended_size, _seal_blob and _pack_sealed_resp, which do the same.
+_appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
+_seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
+                     tuple[bytes, int]] | None
+_pack_node: Callable[[bytes, int, int], tuple[bytes, list[int], list[int], list[int]]] | None
+try:
+    from brook.types import _lp_size, _node_seal, _resp_pack
+    _appended_size = _lp_size.appended_size
+    _seal_node = _node_seal.seal_node
+    _pack_node = _resp_pack.pack_node
+except ImportError:
+    _appended_size = _seal_node = _pack_node = None
+
 MAX_ID: Final = (1 << 128) - 1
 _MASK64: Final = (1 << 64) - 1
 # Redis's STREAM_LISTPACK_MAX_SIZE: the byte cap when stream-node-max-bytes is 0.
@@ -133,8 +147,16 @@ class _Node:
 def _encode(master_id: int, names: list[bytes], ids: list[int],
             rows: list[list[bytes] | None]) -> tuple[bytes, int]:
     """Seal the live entries of ``ids``/``rows`` into a blob; returns (blob, entries stored).
-    One pass over the entries, which the compiled build runs as C loops: sealing runs once
-    per node on the XADD path and for every node an AOF replay builds."""
+    Sealing runs once per node on the XADD path and for every node an AOF replay builds:
+    brook.types._node_seal's C pass where it was built, else :func:`_seal_blob`."""
+    if _seal_node is not None:
+        return _seal_node(master_id, names, ids, rows)
+    return _seal_blob(master_id, names, ids, rows)
+
+
+def _seal_blob(master_id: int, names: list[bytes], ids: list[int],
+               rows: list[list[bytes] | None]) -> tuple[bytes, int]:
+    """:func:`_encode` in Python (the C pass's twin): one pass over the entries."""
     master_ms, master_seq = master_id >> 64, master_id & _MASK64
     nmaster = len(names)
     width = 2 * nmaster
@@ -384,7 +406,19 @@ def _longer(piece: bytes, head: bytes, extra: bytes) -> bytes:
 
 
 def _encode_sealed_resp(node: _Node) -> tuple[list[int] | None, object]:
-    """RESP of every entry of a sealed node, as a :class:`_Packed`. The common node (every
+    """RESP of every entry of a sealed node, as a :class:`_Packed` (and the IDs, when they
+    were built on the way): brook.types._resp_pack's C pass where it was built, else
+    :func:`_pack_sealed_resp`."""
+    if _pack_node is not None:
+        master_id = node.master_id
+        body, offsets, ms_list, seqs = _pack_node(cast(bytes, node.blob), master_id >> 64,
+                                                  master_id & _MASK64)
+        return None, _Packed(body, offsets, ms_list, seqs)
+    return _pack_sealed_resp(node)
+
+
+def _pack_sealed_resp(node: _Node) -> tuple[list[int] | None, object]:
+    """:func:`_encode_sealed_resp` in Python (the C pass's reference). The common node (every
     entry with the master's field names, values under 1 KiB) is encoded in one pass over the
     blob's columns, an entry's ID text made from the previous one's millisecond part; others
     entry by entry from their decoded rows."""
@@ -546,6 +580,9 @@ class Stream:
             self._starts.append(entry_id)
             tail.nbytes = lpsize.master_size(tail.names) + lpsize.entry_size(  # type: ignore[arg-type]
                 0, 0, fields, True)
+        elif _appended_size is not None:
+            tail.nbytes += _appended_size(entry_id, tail.master_id, fields,
+                                          tail.names, tail.live)  # type: ignore[arg-type]
         else:
             master = tail.master_id
             tail.nbytes += lpsize.appended_size(
