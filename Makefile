@@ -7,7 +7,7 @@ SPARK_STAMP := $(VENV)/.installed-spark
 BUILD_STAMP := $(VENV)/.built
 # The compiled core is built from these (setup.py lists the modules; mypyc reads the types of
 # every module they import, so any source change rebuilds it).
-SOURCES := $(shell find brook -name '*.py' -o -name '*.c')
+SOURCES := $(shell find brook -name '*.py' -o -name '*.c' -o -name '*.h')
 # The pure-Python build's tree for `make test-pure`: the sources without their extensions.
 PURE := .pure
 # What the pure build runs in CI: one file per layer that a compiled module could break.

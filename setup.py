@@ -54,10 +54,9 @@ COMPILED = [
 # Hand-written C, where a measured gain justified it (docs/performance.md, "The third pass");
 # each has its Python twin, which the pure build runs.
 NATIVE = [
-    Extension("brook.types._resp_pack", ["brook/types/_resp_pack.c"], extra_compile_args=["-O2"]),
-    Extension("brook.types._id_parse", ["brook/types/_id_parse.c"], extra_compile_args=["-O2"]),
-    Extension("brook.types._lp_size", ["brook/types/_lp_size.c"], extra_compile_args=["-O2"]),
-    Extension("brook.types._node_seal", ["brook/types/_node_seal.c"], extra_compile_args=["-O2"]),
+    Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
+              depends=["brook/types/_decimal.h", "brook/types/_ids.h"])
+    for name in ("_lp_size", "_node_seal", "_resp_pack", "_stream_ids")
 ]
 
 

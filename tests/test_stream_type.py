@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from brook.commands.registry import CommandError
-from brook.commands.stream_args import parse_ids, parse_strict_id, read_plain_id
+from brook.commands.stream_args import (
+    next_auto_id_text,
+    parse_ids,
+    parse_strict_id,
+    read_plain_id,
+)
 from brook.types import stream as stream_module
 from brook.types.stream import MAX_ID, Stream, format_id, id_parts, make_id
 from tests.conftest import native_module
@@ -497,9 +502,25 @@ def test_parse_ids_agrees_with_the_strict_parser(args: list[bytes]) -> None:
 
 @given(st.lists(_ID_PIECES, max_size=5).map(b"".join))
 def test_the_c_id_reader_matches_its_python_twin(arg: bytes) -> None:
-    """brook.types._id_parse reads a plain ID (and refuses every other form) exactly as
+    """brook.types._stream_ids reads a plain ID (and refuses every other form) exactly as
     stream_args.read_plain_id does, alone and in a batch."""
-    native = native_module("brook.types._id_parse")
+    native = native_module("brook.types._stream_ids")
     expected = read_plain_id(arg)
     assert native.plain_id(arg) == expected
     assert native.plain_ids([arg, b"1-1"]) == (None if expected < 0 else [expected, make_id(1, 1)])
+
+
+_U64 = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 2**64 - 2, 2**64 - 1]))
+
+
+@given(_U64, _U64, _U64)
+def test_the_c_auto_id_matches_its_python_twin(now_ms: int, last_ms: int, last_seq: int) -> None:
+    """brook.types._stream_ids.next_auto_id makes XADD *'s ID and text as the Python twin does:
+    the clock ahead, behind, equal, and the sequence carrying into the milliseconds."""
+    native = native_module("brook.types._stream_ids")
+    if last_ms == last_seq == 2**64 - 1:
+        return  # XADD refuses a stream whose last ID is the largest before making an ID
+    for now in (now_ms, last_ms):
+        expected = next_auto_id_text(now, make_id(last_ms, last_seq))
+        assert native.next_auto_id(now, make_id(last_ms, last_seq)) == expected
+        assert expected[1] == format_id(expected[0])

@@ -13,12 +13,18 @@ from brook.commands.registry import SYNTAX_ERROR, CommandError
 from brook.protocol.requests import parse_strict_int
 from brook.types.stream import MAX_ID
 
-try:  # the hand-written ID reader (setup.py builds it with the compiled core)
-    from brook.types import _id_parse
-    _native_plain_id: Callable[[bytes], int] | None = _id_parse.plain_id
-    _native_plain_ids: Callable[[list[bytes]], list[int] | None] | None = _id_parse.plain_ids
-except ImportError:  # the pure build: read_plain_id below does the same
-    _native_plain_id = _native_plain_ids = None
+# The hand-written C of the compiled core (setup.py builds it); the pure build runs the Python
+# twins below, read_plain_id and next_auto_id_text, which do the same.
+_native_plain_id: Callable[[bytes], int] | None
+_native_plain_ids: Callable[[list[bytes]], list[int] | None] | None
+_native_next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
+try:
+    from brook.types import _stream_ids
+    _native_plain_id = _stream_ids.plain_id
+    _native_plain_ids = _stream_ids.plain_ids
+    _native_next_auto_id = _stream_ids.next_auto_id
+except ImportError:
+    _native_plain_id = _native_plain_ids = _native_next_auto_id = None
 
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 _U64_MAX = (1 << 64) - 1
@@ -152,6 +158,28 @@ def read_plain_id(arg: bytes) -> int:
     if i != size or i == start or i - start > 18:
         return -1
     return int(ms) << 64 | int(seq)
+
+
+def next_auto_id(now_ms: int, last_id: int) -> tuple[int, bytes]:
+    """XADD ``*``'s ID after ``last_id`` at ``now_ms``, and its text: the current millisecond,
+    or the last ID plus one when the clock is not ahead (the sequence carries into the
+    milliseconds, as Redis's streamIncrID). The stream's last ID is never the largest
+    possible here (XADD refuses that stream first)."""
+    if _native_next_auto_id is not None:
+        return _native_next_auto_id(now_ms, last_id)
+    return next_auto_id_text(now_ms, last_id)
+
+
+def next_auto_id_text(now_ms: int, last_id: int) -> tuple[int, bytes]:
+    """:func:`next_auto_id` in Python (the C one's twin): the text is formatted from the parts
+    the ID is made of, not by splitting the 128-bit ID again."""
+    last_ms = last_id >> 64
+    if now_ms > last_ms:
+        return now_ms << 64, b"%d-0" % now_ms
+    seq = (last_id & _U64_MAX) + 1
+    if seq > _U64_MAX:  # carried into the milliseconds
+        return last_id + 1, b"%d-0" % (last_ms + 1)
+    return last_id + 1, b"%d-%d" % (last_ms, seq)
 
 
 def parse_ids(args: list[bytes]) -> list[int]:

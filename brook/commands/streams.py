@@ -32,6 +32,7 @@ from brook.commands.stream_args import (
     KEEPREF,
     REF_POLICIES,
     TrimArgs,
+    next_auto_id,
     parse_ids,
     parse_range,
     parse_strict_id,
@@ -164,28 +165,6 @@ def _trim_acked(stream: Stream, parsed: TrimArgs, exact: list[bytes] | None = No
     return removed
 
 
-def _next_auto_id(client: Session, last_id: int) -> int:
-    """``*``: the current millisecond, or the last ID plus one when the clock is not ahead
-    (the sequence carries into the milliseconds, as Redis's streamIncrID)."""
-    ms = int(client.last_interaction * 1000)
-    if ms > last_id >> 64:
-        return ms << 64
-    return last_id + 1
-
-
-def _next_auto_id_text(client: Session, last_id: int) -> tuple[int, bytes]:
-    """:func:`_next_auto_id` and its text, formatted from the parts it was made of (splitting
-    the 128-bit ID again costs more than the rest of the reply)."""
-    ms = int(client.last_interaction * 1000)
-    last_ms = last_id >> 64
-    if ms > last_ms:
-        return ms << 64, b"%d-0" % ms
-    seq = (last_id & _MASK64) + 1
-    if seq > _MASK64:  # carried into the milliseconds
-        return last_id + 1, b"%d-0" % (last_ms + 1)
-    return last_id + 1, b"%d-%d" % (last_ms, seq)
-
-
 def _stream_for_xadd(client: Session, key: bytes, nomkstream: bool) -> Stream | None:
     """The stream XADD appends to, created unless NOMKSTREAM (then None); Redis's errors for
     another type and for a stream whose last ID is the largest possible."""
@@ -220,7 +199,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     stream = _stream_for_xadd(client, key, False)
     assert stream is not None
-    entry_id, sid = _next_auto_id_text(client, stream.last_id)
+    entry_id, sid = next_auto_id(int(client.last_interaction * 1000), stream.last_id)
     fields = args[3:]
     _store(client, stream, entry_id, fields)
     db = client.db
@@ -315,7 +294,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
                 return _id_reply(found)
 
     if not parsed.id_given:
-        entry_id = _next_auto_id(client, last_id)
+        entry_id = next_auto_id(int(client.last_interaction * 1000), last_id)[0]
     else:
         entry_id = parsed.entry_id
         if not parsed.seq_given and entry_id >> 64 == last_id >> 64:

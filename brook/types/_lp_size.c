@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_ids.h"
+
 /* Bytes of an integer element (encoding, value and back-length). */
 static int64_t int_size(int64_t value) {
     if (value >= 0 && value <= 127)
@@ -92,19 +94,6 @@ static int64_t count_growth(Py_ssize_t live) {
     case 2147483647: return 4;
     default: return 0;
     }
-}
-
-static int split_id(PyObject *entry_id, uint64_t *ms, uint64_t *seq) {
-    unsigned char bytes[16];
-    if (!PyLong_Check(entry_id)) {
-        PyErr_SetString(PyExc_TypeError, "stream IDs are ints");
-        return -1;
-    }
-    if (_PyLong_AsByteArray((PyLongObject *)entry_id, bytes, 16, 1, 0) < 0)
-        return -1;
-    memcpy(seq, bytes, 8);  /* little-endian halves, as on every platform built here */
-    memcpy(ms, bytes + 8, 8);
-    return 0;
 }
 
 /* appended_size(entry_id, master_id, fields, names, live) -> bytes the node grows by:

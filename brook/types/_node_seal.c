@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_ids.h"
+
 #define HEADER_SIZE 20
 
 typedef struct {
@@ -60,20 +62,6 @@ static uint64_t top_of(const uint64_t *values, Py_ssize_t n) {
         if (values[i] > top)
             top = values[i];
     return top;
-}
-
-/* An ID int as its two 64-bit halves; -1 with an exception for anything else. */
-static int split_id(PyObject *entry_id, uint64_t *ms, uint64_t *seq) {
-    if (!PyLong_Check(entry_id)) {
-        PyErr_SetString(PyExc_TypeError, "stream IDs are ints");
-        return -1;
-    }
-    unsigned char bytes[16];
-    if (_PyLong_AsByteArray((PyLongObject *)entry_id, bytes, 16, 1, 0) < 0)
-        return -1;
-    memcpy(seq, bytes, 8);  /* little-endian halves, as on every platform built here */
-    memcpy(ms, bytes + 8, 8);
-    return 0;
 }
 
 /* Growable arrays of the pass over the entries. */

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_decimal.h"
+
 #define HEADER_SIZE 20
 
 typedef struct {
@@ -36,34 +38,6 @@ static int buffer_reserve(Buffer *buf, Py_ssize_t more) {
     buf->data = data;
     buf->capacity = capacity;
     return 0;
-}
-
-static const char two_digits[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal text of value at out; returns its length (at most 20). */
-static int write_u64(char *out, uint64_t value) {
-    if (value < 10) {
-        out[0] = (char)('0' + value);
-        return 1;
-    }
-    char digits[20];
-    int n = 20;
-    while (value >= 100) {
-        n -= 2;
-        memcpy(digits + n, two_digits + 2 * (value % 100), 2);
-        value /= 100;
-    }
-    if (value < 10) {
-        digits[--n] = (char)('0' + value);
-    } else {
-        n -= 2;
-        memcpy(digits + n, two_digits + 2 * value, 2);
-    }
-    memcpy(out, digits + n, (size_t)(20 - n));
-    return 20 - n;
 }
 
 /* "$<len>\r\n<data>\r\n"; the caller has reserved len + 26 bytes. */
