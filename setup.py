@@ -55,7 +55,7 @@ COMPILED = [
 # each has its Python twin, which the pure build runs.
 NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
-              depends=["brook/types/_decimal.h", "brook/types/_ids.h"])
+              depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h"])
     for name in ("_lp_size", "_node_seal", "_resp_pack", "_stream_ids")
 ]
 

@@ -4,27 +4,18 @@ in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from mypy_extensions import i64
 
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError
 from brook.protocol.requests import parse_strict_int
+from brook.types import native
 from brook.types.stream import MAX_ID
 
-# The hand-written C of the compiled core (setup.py builds it); the pure build runs the Python
-# twins below, read_plain_id and next_auto_id_text, which do the same.
-_native_plain_id: Callable[[bytes], int] | None
-_native_plain_ids: Callable[[list[bytes]], list[int] | None] | None
-_native_next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
-try:
-    from brook.types import _stream_ids
-    _native_plain_id = _stream_ids.plain_id
-    _native_plain_ids = _stream_ids.plain_ids
-    _native_next_auto_id = _stream_ids.next_auto_id
-except ImportError:
-    _native_plain_id = _native_plain_ids = _native_next_auto_id = None
+# The hand-written C (None in the pure build, which runs the twins below).
+_native_plain_id = native.plain_id
+_native_plain_ids = native.plain_ids
+_native_next_auto_id = native.next_auto_id
 
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 _U64_MAX = (1 << 64) - 1
@@ -126,7 +117,6 @@ def parse_range(start_arg: bytes, end_arg: bytes) -> tuple[int, int]:
     return start, end
 
 
-# Plain ``ms-seq`` IDs of at most 19 digits a part (so under UINT64_MAX), space-separated.
 def plain_id(arg: bytes) -> int:
     """``ms-seq`` with each part 1 to 18 ASCII digits, as XACK's batches and the AOF's XADDs
     send IDs; -1 for any other form (the general parser's)."""

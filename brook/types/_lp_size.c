@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "_ids.h"
+#include "_rows.h"
 
 /* Bytes of an integer element (encoding, value and back-length). */
 static int64_t int_size(int64_t value) {
@@ -114,14 +115,7 @@ static PyObject *appended_size(PyObject *self, PyObject *const *args, Py_ssize_t
     PyObject *const *fields = PySequence_Fast_ITEMS(args[2]);
     PyObject *const *names = PySequence_Fast_ITEMS(args[3]);
     Py_ssize_t nitems = PyList_GET_SIZE(args[2]), nnames = PyList_GET_SIZE(args[3]);
-    int same = nitems == 2 * nnames;
-    for (Py_ssize_t k = 0; same && k < nnames; k++) {
-        PyObject *a = fields[2 * k], *b = names[k];
-        if (a == b)
-            continue;
-        same = PyBytes_Check(a) && PyBytes_Check(b) && PyBytes_GET_SIZE(a) == PyBytes_GET_SIZE(b)
-               && !memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(a));
-    }
+    int same = same_fields(fields, nitems, names, nnames);
     int64_t values = values_size(fields, nitems, 1);
     if (values < 0)
         goto not_bytes;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "_ids.h"
+#include "_rows.h"
 
 #define HEADER_SIZE 20
 
@@ -70,17 +71,24 @@ typedef struct {
     Py_ssize_t size, capacity;
 } Column;
 
-static int column_push(Column *column, uint64_t value) {
-    if (column->size == column->capacity) {
-        Py_ssize_t capacity = column->capacity ? column->capacity * 2 : 64;
-        uint64_t *values = PyMem_Realloc(column->values, sizeof(uint64_t) * (size_t)capacity);
-        if (values == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        column->values = values;
-        column->capacity = capacity;
+/* Room for one more item in a growable array (doubling); -1 with MemoryError. */
+static int make_room(void **items, Py_ssize_t size, Py_ssize_t *capacity, size_t item_size) {
+    if (size < *capacity)
+        return 0;
+    Py_ssize_t grown = *capacity ? *capacity * 2 : 64;
+    void *moved = PyMem_Realloc(*items, item_size * (size_t)grown);
+    if (moved == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
+    *items = moved;
+    *capacity = grown;
+    return 0;
+}
+
+static int column_push(Column *column, uint64_t value) {
+    if (make_room((void **)&column->values, column->size, &column->capacity, sizeof(uint64_t)) < 0)
+        return -1;
     column->values[column->size++] = value;
     return 0;
 }
@@ -95,35 +103,11 @@ static int strings_push(Strings *strings, Column *lengths, PyObject *item) {
         PyErr_SetString(PyExc_TypeError, "stream fields are bytes");
         return -1;
     }
-    if (strings->size == strings->capacity) {
-        Py_ssize_t capacity = strings->capacity ? strings->capacity * 2 : 256;
-        Piece *pieces = PyMem_Realloc(strings->pieces, sizeof(Piece) * (size_t)capacity);
-        if (pieces == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        strings->pieces = pieces;
-        strings->capacity = capacity;
-    }
+    if (make_room((void **)&strings->pieces, strings->size, &strings->capacity, sizeof(Piece)) < 0)
+        return -1;
     Piece piece = {PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)};
     strings->pieces[strings->size++] = piece;
     return column_push(lengths, (uint64_t)piece.size);
-}
-
-/* Do a row's names equal the master's (Redis's SAMEFIELDS)? */
-static int same_fields(PyObject *const *row, Py_ssize_t nrow, PyObject *const *names,
-                       Py_ssize_t nnames) {
-    if (nrow != 2 * nnames)
-        return 0;
-    for (Py_ssize_t k = 0; k < nnames; k++) {
-        PyObject *a = row[2 * k], *b = names[k];
-        if (a == b)
-            continue;
-        if (!PyBytes_Check(a) || !PyBytes_Check(b) || PyBytes_GET_SIZE(a) != PyBytes_GET_SIZE(b)
-            || memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(a)))
-            return 0;
-    }
-    return 1;
 }
 
 /* seal_node(master_id, names, ids, rows) -> (blob, entries stored); rows[i] None = deleted. */

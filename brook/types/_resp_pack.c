@@ -214,17 +214,16 @@ static PyObject *pack_node(PyObject *self, PyObject *const *args, Py_ssize_t nar
             Py_ssize_t value_size = (Py_ssize_t)column_value(len_column, len_width, next_len++);
             if (value_size > end - at - name_size)
                 goto bad_names;
-            if (buffer_reserve(&buf, name_size + value_size + 52) < 0)
+            /* the name's bulk: the master's, encoded once, or the entry's own */
+            Py_ssize_t name_room = is_odd ? name_size + 26 : bulk_at[k + 1] - bulk_at[k];
+            if (buffer_reserve(&buf, name_room + value_size + 26) < 0)
                 goto fail_names;
             if (is_odd) {
                 put_bulk(&buf, (const char *)at, name_size);
                 at += name_size;
-            } else {  /* the master's name, encoded once */
-                Py_ssize_t bulk_size = bulk_at[k + 1] - bulk_at[k];
-                if (buffer_reserve(&buf, bulk_size) < 0)
-                    goto fail_names;
-                memcpy(buf.data + buf.size, name_bulks + bulk_at[k], (size_t)bulk_size);
-                buf.size += bulk_size;
+            } else {
+                memcpy(buf.data + buf.size, name_bulks + bulk_at[k], (size_t)name_room);
+                buf.size += name_room;
             }
             put_bulk(&buf, (const char *)at, value_size);
             at += value_size;

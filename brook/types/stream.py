@@ -29,23 +29,14 @@ from itertools import accumulate, islice
 from typing import Any, Final, cast
 
 from brook import keyspace
-from brook.types import lpsize
+from brook.types import lpsize, native
 from brook.types.groups import Group
 from brook.types.idmp import Idmp
 
-# The hand-written C of the compiled core (setup.py builds it); the pure build runs the Python
-# twins, lpsize.appended_size, _seal_blob and _pack_sealed_resp, which do the same.
-_appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
-_seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
-                     tuple[bytes, int]] | None
-_pack_node: Callable[[bytes, int, int], tuple[bytes, list[int], list[int], list[int]]] | None
-try:
-    from brook.types import _lp_size, _node_seal, _resp_pack
-    _appended_size = _lp_size.appended_size
-    _seal_node = _node_seal.seal_node
-    _pack_node = _resp_pack.pack_node
-except ImportError:
-    _appended_size = _seal_node = _pack_node = None
+# The hand-written C (None in the pure build, which runs the twins below).
+_appended_size = native.appended_size
+_seal_node = native.seal_node
+_pack_node = native.pack_node
 
 MAX_ID: Final = (1 << 128) - 1
 _MASK64: Final = (1 << 64) - 1

@@ -1,0 +1,35 @@
+"""The hand-written C of the compiled core, or None for each function this build lacks.
+
+setup.py builds the modules with the compiled core (docs/architecture.md, "Hand-written C");
+the pure build, or a machine whose compiler failed, has none of them, and every caller then
+runs the function's Python twin, which does the same:
+
+- ``appended_size``: :func:`brook.types.lpsize.appended_size` of the IDs' deltas;
+- ``seal_node``: :func:`brook.types.stream._seal_blob`;
+- ``pack_node``: :func:`brook.types.stream._pack_sealed_resp`;
+- ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
+- ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
+seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
+                    tuple[bytes, int]] | None
+pack_node: Callable[[bytes, int, int], tuple[bytes, list[int], list[int], list[int]]] | None
+plain_id: Callable[[bytes], int] | None
+plain_ids: Callable[[list[bytes]], list[int] | None] | None
+next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
+
+try:
+    from brook.types import _lp_size, _node_seal, _resp_pack, _stream_ids
+    appended_size = _lp_size.appended_size
+    seal_node = _node_seal.seal_node
+    pack_node = _resp_pack.pack_node
+    plain_id = _stream_ids.plain_id
+    plain_ids = _stream_ids.plain_ids
+    next_auto_id = _stream_ids.next_auto_id
+except ImportError:
+    appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
