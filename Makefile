@@ -13,7 +13,7 @@ PURE := .pure
 # What the pure build runs in CI: one file per layer that a compiled module could break.
 PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/test_strings.py tests/test_lists.py \
 	tests/test_streams.py tests/test_stream_groups.py tests/test_blocking.py tests/test_aof.py \
-	tests/test_protocol.py tests/test_server_commands.py
+	tests/test_protocol.py tests/test_server_commands.py tests/test_scan.py tests/test_keytable.py
 
 .PHONY: run test test-pure lint bench docs install build redis clean example
 

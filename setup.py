@@ -29,6 +29,7 @@ COMPILED = [
     "brook/config.py",
     # what a command touches
     "brook/keyspace.py",
+    "brook/types/scanindex.py",
     "brook/notify.py",
     "brook/blocking.py",
     "brook/pubsub.py",
@@ -56,7 +57,7 @@ COMPILED = [
 NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
               depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h"])
-    for name in ("_lp_size", "_node_seal", "_resp_pack", "_stream_ids")
+    for name in ("_keytable", "_lp_size", "_node_seal", "_resp_pack", "_stream_ids")
 ]
 
 

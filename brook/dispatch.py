@@ -358,8 +358,8 @@ class Dispatcher:
         # Restoring them here keeps every lookup on the hot path free of a NO-TOUCH check.
         saved_access = None
         if session.no_touch and not cmd.is_write and cmd.name != "touch":
-            access = session.db.access
-            saved_access = {key: access.get(key) for key in cmd.key_positions_of(args)}
+            data = session.db.data
+            saved_access = {key: data.access(key) for key in cmd.key_positions_of(args)}
         started = _perf()
         reply = self.invoke(session, cmd, args)
         if saved_access is not None:

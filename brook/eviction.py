@@ -19,111 +19,35 @@ database into a pool of the 16 best candidates and evict the best one still pres
 time is the keyspace's LRU clock (seconds, as Redis's); ``volatile-*`` sample the expiry
 heap, whose entries are (deadline, key) pairs in a list, so a random one costs O(1).
 
-LFU. Under an LFU policy a database's ``access`` table holds Redis's 24-bit LFU field instead
-of an access time: the minute of the last decrement (16 bits) and a logarithmic counter (8
-bits), which starts at ``LFU_INIT_VAL``, is incremented with probability
-``1 / ((counter - LFU_INIT_VAL) * lfu-log-factor + 1)`` on each access and decays by one per
-``lfu-decay-time`` minutes. :class:`LfuAccess` is that table: a dict whose store is the
-update, so every ``access[key] = clock`` on the commands' paths counts an access without a
-test on the hot paths of the other policies. Changing to or from an LFU policy rebuilds the
-tables (Redis reinterprets the old field; a fresh start is better defined).
+LFU. Under an LFU policy each key's access field (brook/types/keytable.py) holds Redis's 24-bit
+LFU field instead of an access time; the key table updates it on every access, so the
+commands' paths pay no test for the policy in force.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from brook.config import NOTIFY_EVICTED
 from brook.memory import key_bytes
 from brook.notify import publish_event
+from brook.types.keytable import LFU_INIT_VAL, idle_seconds, lfu_decayed
 
 if TYPE_CHECKING:
-    from brook.keyspace import Database, Keyspace
+    from brook.keyspace import Database
     from brook.server import Server
     from brook.session import Session
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
-LFU_INIT_VAL = 5
 POOL_SIZE = 16
 _LFU_POLICIES = ("allkeys-lfu", "volatile-lfu")
 
 
-# -- LFU counters -----------------------------------------------------------------------------
-
-def lfu_minutes(clock_s: int) -> int:
-    """Redis's LFUGetTimeInMinutes: minutes, 16 bits, wrapping."""
-    return (clock_s // 60) & 0xFFFF
-
-
-def lfu_decayed(field: int, clock_s: int, decay_time: int) -> int:
-    """Redis's LFUDecrAndReturn: the counter less one per ``decay_time`` minutes elapsed since
-    the field's minute (not stored)."""
-    counter = field & 0xFF
-    if not decay_time:
-        return counter
-    then = field >> 8
-    now = lfu_minutes(clock_s)
-    elapsed = now - then if now >= then else 0xFFFF - then + now
-    return max(0, counter - elapsed // decay_time)
-
-
-def lfu_incremented(counter: int, log_factor: int) -> int:
-    """Redis's LFULogIncr."""
-    if counter == 255:
-        return 255
-    base = max(0, counter - LFU_INIT_VAL)
-    return counter + 1 if random.random() < 1.0 / (base * log_factor + 1) else counter
-
-
-class LfuAccess(dict):  # type: ignore[type-arg]
-    """A database's ``access`` table under an LFU policy: storing into it is an access."""
-
-    __slots__ = ("keyspace",)
-
-    def __init__(self, keyspace: Keyspace, keys: object = ()) -> None:
-        super().__init__()
-        self.keyspace = keyspace
-        field = lfu_minutes(keyspace.lru_clock) << 8 | LFU_INIT_VAL
-        for key in keys:  # type: ignore[attr-defined]
-            dict.__setitem__(self, key, field)
-
-    def __setitem__(self, key: bytes, _clock: int) -> None:
-        keyspace = self.keyspace
-        clock = keyspace.lru_clock
-        field = self.get(key)
-        if field is None:
-            counter = LFU_INIT_VAL  # a new key starts at the initial value, as a new object
-        else:
-            counter = lfu_incremented(lfu_decayed(field, clock, keyspace.lfu_decay_time),
-                                      keyspace.lfu_log_factor)
-        dict.__setitem__(self, key, lfu_minutes(clock) << 8 | counter)
-
-    def frequency(self, key: bytes) -> int:
-        """OBJECT FREQ: the decayed counter."""
-        keyspace = self.keyspace
-        field = self.get(key)
-        if field is None:
-            return LFU_INIT_VAL
-        return lfu_decayed(field, keyspace.lru_clock, keyspace.lfu_decay_time)
-
-
-def use_policy(keyspace: Keyspace, policy: str) -> None:
-    """Give every database the access table ``policy`` needs (see the module docstring)."""
-    lfu = policy in _LFU_POLICIES
-    factory: Callable[[], dict[bytes, int]] = (
-        (lambda: LfuAccess(keyspace)) if lfu else dict)
-    keyspace.new_access = factory
-    for db in keyspace.databases:
-        if isinstance(db.access, LfuAccess) == lfu:
-            continue
-        if lfu:
-            db.access = LfuAccess(keyspace, db.data)
-        else:
-            clock = keyspace.lru_clock
-            db.access = dict.fromkeys(db.data, clock)
+def is_lfu(policy: str) -> bool:
+    """Whether ``policy`` keeps LFU counters in the keys' access fields."""
+    return policy in _LFU_POLICIES
 
 
 # -- the check and key eviction ---------------------------------------------------------------
@@ -279,24 +203,24 @@ class Evictor:
 
     def _populate(self, db: Database, policy: str, volatile: bool, samples: int) -> None:
         """Redis's evictionPoolPopulate: score ``samples`` keys of ``db`` into the pool."""
+        data = db.data
         if volatile:
             keys = [key for key in (_random_volatile(db) for _ in range(samples))
                     if key is not None]
-        elif len(db.data) <= samples:
-            keys = list(db.data)
+        elif len(data) <= samples:
+            keys = data.keys()
         else:
-            index = db.synced_key_index()
-            keys = [key for key in (index.random_key() for _ in range(samples))
+            keys = [key for key in (data.random_key() for _ in range(samples))
                     if key is not None]
         keyspace = db.keyspace
         clock = keyspace.lru_clock
-        access = db.access
         pool = self.pool
         for key in set(keys):
             if policy.endswith("-lru"):
-                score = clock - access.get(key, clock)
+                field = data.access(key)
+                score = 0 if field is None else idle_seconds(field, clock)
             elif policy.endswith("-lfu"):
-                field = access.get(key)
+                field = data.access(key)
                 score = 255 - (LFU_INIT_VAL if field is None else lfu_decayed(
                     field, clock, keyspace.lfu_decay_time))
             else:  # volatile-ttl: the sooner the deadline, the better the candidate

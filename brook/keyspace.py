@@ -11,23 +11,24 @@ stale by PERSIST, a new TTL or a deletion are skipped when popped, and the heap 
 whenever stale entries outnumber the live ones, so repeated EXPIREs cannot grow it without bound
 even while active expiry is disabled.
 
-SCAN and RANDOMKEY need what a dict lacks: a stable position to resume from and O(1) random
-access. :class:`ScanIndex` provides both, as a hash table of its own built the first time a
-database is scanned (see :mod:`brook.commands.scan` for the cursor scheme). Hot write paths
-insert into ``db.data`` directly and never pay for it: a dict keeps insertion order, so the keys
-added since the index was last used are exactly the newest entries and are picked up from
-``reversed(db.data)`` when it is next needed. Deletions, which can hit any key, go through
-:meth:`Database.delete` / :meth:`Database.expire_key` and update the index at once.
+A database's keys and values live in a :class:`~brook.types.keytable.KeyTable` (``db.data``):
+the C table of the compiled build or its dict-pair twin. Besides the value, it keeps each key's
+access field (the LRU clock or LFU counter of OBJECT IDLETIME/FREQ and eviction): storing a
+value counts as an access, :meth:`KeyTable.fetch` reads one, :meth:`KeyTable.touch` counts one.
+It also provides what SCAN and RANDOMKEY need and a dict lacks: a cursor to resume from and
+O(1) random sampling (see :mod:`brook.commands.scan` for the cursor scheme).
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
-import random
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Final
+
+from brook.types import native
+from brook.types.keytable import LFU_INIT_VAL, KeyTable, idle_seconds, lfu_decayed
+from brook.types.scanindex import ScanIndex
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 TYPE_NAMES: Final[dict[type, str]] = {bytes: "string", bytearray: "string"}
 ENCODINGS: Final[dict[type, Callable[[object], str]]] = {}
 COPIERS: Final[dict[type, Callable[[object], object]]] = {bytes: lambda value: value}
+
+# The table a database's keys live in: the C one when this build has it.
+_KEY_TABLE: Final[type[KeyTable]] = native.KeyTable or KeyTable
 
 
 def now_ms() -> int:
@@ -78,271 +82,6 @@ def snapshot_time(at_us: int | None) -> int | None:
     return previous
 
 
-# ---------------------------------------------------------------------------------------------
-# ScanIndex: a hash table with Redis's reverse-binary cursor.
-# ---------------------------------------------------------------------------------------------
-
-_MIN_SLOTS: Final = 4  # Redis's DICT_HT_INITIAL_SIZE
-_MIGRATE_BUCKETS: Final = 4  # old buckets moved per add/discard while resizing
-_Slot = bytes | list[bytes] | None
-
-
-def _table_size(count: int) -> int:
-    """The smallest power of two holding ``count`` keys at load factor 1."""
-    size = _MIN_SLOTS
-    while size < count:
-        size <<= 1
-    return size
-
-
-# Bit-reversal of every 16-bit value, so reversing a cursor costs two lookups.
-_REVERSED_8: Final = [int(format(value, "08b")[::-1], 2) for value in range(256)]
-_REVERSED_16: Final = [
-    _REVERSED_8[value & 0xFF] << 8 | _REVERSED_8[value >> 8] for value in range(1 << 16)
-]
-
-
-def _reverse_bits(value: int, bits: int) -> int:
-    """``value``'s low ``bits`` bits in reverse order (tables never exceed 2**32 buckets)."""
-    if bits <= 16:
-        return _REVERSED_16[value] >> (16 - bits)
-    return (_REVERSED_16[value & 0xFFFF] << 16 | _REVERSED_16[value >> 16]) >> (32 - bits)
-
-
-def next_cursor(cursor: int, mask: int) -> int:
-    """Redis's ``dictScan`` step: increment the cursor's bits under ``mask`` in reverse order.
-
-    Bits above the mask are cleared; 0 means the walk wrapped around (iteration complete).
-    """
-    bits = mask.bit_length()
-    incremented = _reverse_bits(cursor & mask, bits) + 1
-    if incremented > mask:
-        return 0
-    return _reverse_bits(incremented, bits)
-
-
-class ScanIndex:
-    """Keys bucketed by ``hash(key) & mask`` in a power-of-two table, for cursors and sampling.
-
-    A bucket holds nothing, one key, or a list of colliding keys (a list per bucket would cost
-    far more memory). Growing or shrinking is incremental, as in Redis: the previous table stays
-    in ``old`` and a few of its buckets move to the new one on every update, so no single call
-    pays for rehashing a large table. :meth:`scan` follows ``dictScan`` exactly, including while
-    both tables are live, which is what makes the SCAN guarantees hold across resizes.
-    """
-
-    __slots__ = ("table", "old", "migrated", "count")
-
-    def __init__(self, keys: Iterable[bytes] = (), size_hint: int = 0) -> None:
-        self.table: list[_Slot] = [None] * _table_size(size_hint)
-        self.old: list[_Slot] | None = None
-        self.migrated = 0  # buckets of ``old`` below this index have moved to ``table``
-        self.count = 0
-        table = self.table
-        for key in keys:
-            _slot_add(table, key)
-            self.count += 1
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __contains__(self, key: bytes) -> bool:
-        code = hash(key)
-        old = self.old
-        if old is not None:
-            index = code & (len(old) - 1)
-            if index >= self.migrated and _slot_has(old[index], key):
-                return True
-        return _slot_has(self.table[code & (len(self.table) - 1)], key)
-
-    def add(self, key: bytes) -> None:
-        """Insert a key known to be absent."""
-        if self.old is not None:
-            self._migrate(_MIGRATE_BUCKETS)
-        _slot_add(self.table, key)
-        self.count += 1
-        if self.count > len(self.table):
-            self._resize(len(self.table) * 2)
-
-    def discard(self, key: bytes) -> bool:
-        if self.old is not None:
-            self._migrate(_MIGRATE_BUCKETS)
-        code = hash(key)
-        removed = False
-        old = self.old
-        if old is not None:
-            index = code & (len(old) - 1)
-            if index >= self.migrated:
-                removed = _slot_remove(old, index, key)
-        if not removed:
-            removed = _slot_remove(self.table, code & (len(self.table) - 1), key)
-        if removed:
-            self.count -= 1
-            size = len(self.table)
-            if size > _MIN_SLOTS and self.count * 8 < size and self.old is None:
-                self._resize(_table_size(self.count))
-        return removed
-
-    def walk(self, cursor: int, count: int, found: list[bytes]) -> int:
-        """One SCAN call: visit buckets from ``cursor`` until ``count`` keys were seen (at most
-        10 * ``count`` more buckets, Redis's bound for sparse tables); return the next cursor.
-
-        A resize in progress advances first (as Redis's cron rehashes between calls), so an
-        idle index does not stay in the slower two-table mode.
-        """
-        if self.old is not None:
-            self._migrate(max(count, 16))
-        budget = count * 10
-        if self.old is not None:
-            while True:
-                cursor = self.scan(cursor, found)
-                if not cursor or budget <= 0:
-                    return cursor
-                budget -= 1
-                if len(found) >= count:
-                    return cursor
-        # One table: walk the reversed cursor directly (the common case, kept tight).
-        table = self.table
-        mask = len(table) - 1
-        bits = mask.bit_length()
-        position = _reverse_bits(cursor & mask, bits)
-        while True:
-            slot = table[_reverse_bits(position, bits)]
-            if slot is not None:
-                if type(slot) is list:
-                    found.extend(slot)
-                else:
-                    found.append(slot)  # type: ignore[arg-type]
-            position += 1
-            if position > mask:
-                return 0
-            if budget <= 0 or len(found) >= count:
-                return _reverse_bits(position, bits)
-            budget -= 1
-
-    def scan(self, cursor: int, found: list[bytes]) -> int:
-        """Append the keys of the bucket(s) at ``cursor`` to ``found``; return the next cursor."""
-        old = self.old
-        table = self.table
-        if old is None:
-            mask = len(table) - 1
-            _slot_extend(table[cursor & mask], found)
-            return next_cursor(cursor, mask)
-        small, large = (old, table) if len(old) < len(table) else (table, old)
-        small_mask, large_mask = len(small) - 1, len(large) - 1
-        _slot_extend(small[cursor & small_mask], found)
-        # Then every bucket of the larger table that expands the smaller table's bucket.
-        while True:
-            _slot_extend(large[cursor & large_mask], found)
-            cursor = next_cursor(cursor, large_mask)
-            if not cursor & (small_mask ^ large_mask):
-                return cursor
-
-    def random_key(self) -> bytes | None:
-        """A key from a random non-empty bucket (biased like Redis's, O(1) expected)."""
-        if not self.count:
-            return None
-        for _ in range(1000):
-            slot = self._random_slot()
-            if slot is not None:
-                return slot if type(slot) is bytes else random.choice(slot)  # type: ignore[return-value]
-        # Only reachable if the count is wrong: fall back to a walk.
-        for table in (self.table, self.old or []):
-            for slot in table:
-                if slot is not None:
-                    return slot if type(slot) is bytes else slot[0]  # type: ignore[return-value]
-        return None
-
-    def _random_slot(self) -> _Slot:
-        old = self.old
-        table = self.table
-        if old is None:
-            return table[random.randrange(len(table))]
-        pending = len(old) - self.migrated
-        pick = random.randrange(pending + len(table))
-        return old[self.migrated + pick] if pick < pending else table[pick - pending]
-
-    def _resize(self, size: int) -> None:
-        if self.old is not None:
-            self._migrate(len(self.old))  # finish the previous resize first
-        self.old = self.table
-        self.table = [None] * size
-        self.migrated = 0
-
-    def _migrate(self, buckets: int) -> None:
-        """Move up to ``buckets`` non-empty buckets (and at most 10x as many empty ones)."""
-        old = self.old
-        assert old is not None
-        table = self.table
-        position = self.migrated
-        end = len(old)
-        empty_budget = buckets * 10
-        while buckets and position < end:
-            slot = old[position]
-            position += 1
-            if slot is None:
-                empty_budget -= 1
-                if not empty_budget:
-                    break
-                continue
-            old[position - 1] = None
-            if type(slot) is list:
-                for key in slot:
-                    _slot_add(table, key)
-            else:
-                _slot_add(table, slot)  # type: ignore[arg-type]
-            buckets -= 1
-        self.migrated = position
-        if position >= end:
-            self.old = None
-            self.migrated = 0
-
-
-def _slot_add(table: list[_Slot], key: bytes) -> None:
-    index = hash(key) & (len(table) - 1)
-    slot = table[index]
-    if slot is None:
-        table[index] = key
-    elif type(slot) is list:
-        slot.append(key)
-    else:
-        table[index] = [slot, key]  # type: ignore[list-item]
-
-
-def _slot_remove(table: list[_Slot], index: int, key: bytes) -> bool:
-    slot = table[index]
-    if slot is None:
-        return False
-    if type(slot) is list:
-        if key not in slot:
-            return False
-        slot.remove(key)
-        if len(slot) == 1:
-            table[index] = slot[0]
-        return True
-    if slot == key:
-        table[index] = None
-        return True
-    return False
-
-
-def _slot_has(slot: _Slot, key: bytes) -> bool:
-    if slot is None:
-        return False
-    if type(slot) is list:
-        return key in slot
-    return slot == key
-
-
-def _slot_extend(slot: _Slot, found: list[bytes]) -> None:
-    if slot is None:
-        return
-    if type(slot) is list:
-        found.extend(slot)
-    else:
-        found.append(slot)  # type: ignore[arg-type]
-
-
 # How many hashes per database keep a field index for HSCAN between calls.
 _FIELD_INDEX_CACHE: Final = 32
 
@@ -352,29 +91,21 @@ class Database:
 
     __slots__ = (
         "index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl",
-        "key_index", "indexed_data", "field_indexes", "access", "blocking",
+        "field_indexes", "blocking",
     )
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
         self.index = index
-        self.data: dict[bytes, object] = {}
+        self.data: KeyTable = keyspace.new_table()
         self.expires: dict[bytes, int] = {}  # key -> absolute deadline in ms
         self.expire_heap: list[tuple[int, bytes]] = []
         # key -> clients WATCHing it; empty for almost every database, so the check is cheap.
         self.watchers: dict[bytes, set[Session]] = {}
         self.keyspace = keyspace
         self.avg_ttl = 0
-        # The keys' ScanIndex, created by the first SCAN/RANDOMKEY; it lags behind insertions
-        # (see the module docstring), use :meth:`synced_key_index`.
-        self.key_index: ScanIndex | None = None
-        self.indexed_data: dict[bytes, object] | None = None  # the dict key_index describes
         # key -> (the hash object, its fields' ScanIndex), for HSCAN over large hashes; an entry
         # is dropped as soon as its key is written.
         self.field_indexes: dict[bytes, tuple[object, ScanIndex]] = {}
-        # key -> the LRU clock (seconds) of its last access, for OBJECT IDLETIME and LRU
-        # eviction. Every clock value stored is the one shared int object, so an entry costs
-        # one dict slot. Under an LFU policy the table stores LFU fields (brook.eviction).
-        self.access: dict[bytes, int] = keyspace.new_access()
         # key -> the clients parked on it (brook.blocking.KeyWaiters); empty unless a blocking
         # command waits, so writers test ``if db.blocking`` before signalling.
         self.blocking: dict[bytes, object] = {}
@@ -384,20 +115,18 @@ class Database:
     def lookup(self, key: bytes) -> object | None:
         """The live value of ``key`` (None when missing or expired; an expired key is deleted).
         Finding it counts as an access (OBJECT IDLETIME) unless the client asked NO-TOUCH."""
-        value = self.data.get(key)
-        if value is not None:
-            if self.expires:
-                deadline = self.expires.get(key)
-                if deadline is not None and deadline <= expiry_now():
-                    self.expire_key(key)
-                    return None
-            self.access[key] = self.keyspace.lru_clock
+        value = self.data.fetch(key)
+        if value is not None and self.expires:
+            deadline = self.expires.get(key)
+            if deadline is not None and deadline <= expiry_now():
+                self.expire_key(key)
+                return None
         return value
 
     def lookup_read(self, key: bytes, touch: bool = True) -> object | None:
         """:meth:`lookup` for read commands: counts keyspace hits and misses (INFO stats).
         ``touch=False`` is Redis's LOOKUP_NOTOUCH (EXISTS, TYPE, TTL and OBJECT use it)."""
-        value = self.data.get(key)
+        value = self.data.fetch(key) if touch else self.data.get(key)
         if value is not None and self.expires:
             deadline = self.expires.get(key)
             if deadline is not None and deadline <= expiry_now():
@@ -408,23 +137,28 @@ class Database:
             keyspace.misses += 1
         else:
             keyspace.hits += 1
-            if touch:
-                self.access[key] = keyspace.lru_clock
         return value
 
     def restore_access(self, saved: dict[bytes, int | None]) -> None:
-        """Put back access times saved before a CLIENT NO-TOUCH client's read."""
-        access = self.access
-        for key, clock in saved.items():
-            if clock is not None and key in self.data:
-                dict.__setitem__(access, key, clock)  # a restore, not an access (LFU)
-            elif clock is None:
-                access.pop(key, None)
+        """Put back access fields saved before a CLIENT NO-TOUCH client's read (a key that
+        was missing then is missing still: the command was a read)."""
+        data = self.data
+        for key, field in saved.items():
+            if field is not None:
+                data.set_access(key, field)
 
     def idle_seconds(self, key: bytes) -> int:
         """Seconds since the key was last accessed (OBJECT IDLETIME)."""
-        clock = self.keyspace.lru_clock
-        return max(0, clock - self.access.get(key, clock))
+        field = self.data.access(key)
+        return 0 if field is None else idle_seconds(field, self.keyspace.lru_clock)
+
+    def frequency(self, key: bytes) -> int:
+        """The decayed LFU counter (OBJECT FREQ; LFU_INIT_VAL unless fields are LFU's)."""
+        field = self.data.access(key)
+        keyspace = self.keyspace
+        if field is None or not keyspace.lfu:
+            return LFU_INIT_VAL
+        return lfu_decayed(field, keyspace.lru_clock, keyspace.lfu_decay_time)
 
     def exists(self, key: bytes) -> bool:
         return self.lookup(key) is not None
@@ -451,46 +185,11 @@ class Database:
     def random_key(self) -> bytes | None:
         """A random live key; expired keys met on the way are deleted, like Redis's dbRandomKey
         (which keeps trying until it finds a live key or the database is empty)."""
-        while self.data:
-            if len(self.data) < 64:
-                key: bytes | None = random.choice(list(self.data))
-            else:
-                key = self.synced_key_index().random_key()
-            if key is None or key not in self.data:  # an index out of step: rebuild it
-                self.key_index = None
-                continue
-            if not self.is_expired(key):
+        while True:
+            key = self.data.random_key()
+            if key is None or not self.is_expired(key):
                 return key
             self.expire_key(key)
-        return None
-
-    def synced_key_index(self) -> ScanIndex:
-        """The key index, brought up to date with keys inserted since it was last used.
-
-        Every deletion updates the index, so it holds exactly the keys that were present when
-        it was last synced and still are; the keys added since are the newest dict entries.
-        Anything else (a deletion that bypassed :meth:`delete`, ``data`` replaced wholesale) is
-        detected and answered with a rebuild.
-        """
-        data = self.data
-        index = self.key_index
-        if index is None or self.indexed_data is not data or index.count > len(data):
-            return self._rebuild_key_index()
-        missing = len(data) - index.count
-        if missing:
-            if missing > index.count:  # cheaper to rebuild than to insert one by one
-                return self._rebuild_key_index()
-            newest = list(itertools.islice(reversed(data), missing))
-            for key in newest:
-                if key in index:
-                    return self._rebuild_key_index()
-                index.add(key)
-        return index
-
-    def _rebuild_key_index(self) -> ScanIndex:
-        index = self.key_index = ScanIndex(self.data, len(self.data))
-        self.indexed_data = self.data
-        return index
 
     def field_index(self, key: bytes, fields: dict[bytes, object]) -> ScanIndex:
         """A ScanIndex of a hash's fields, kept between HSCAN calls while the hash is unchanged."""
@@ -508,7 +207,6 @@ class Database:
     def set(self, key: bytes, value: object, keep_ttl: bool = False) -> None:
         """Store a value (SET semantics: any previous TTL is dropped unless ``keep_ttl``)."""
         self.data[key] = value
-        self.access[key] = self.keyspace.lru_clock
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
         if self.field_indexes or self.watchers or self.blocking:
@@ -529,11 +227,8 @@ class Database:
     def _remove(self, key: bytes) -> None:
         """Drop a present key and everything indexed under it."""
         del self.data[key]
-        self.access.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
-        if self.key_index is not None:
-            self.key_index.discard(key)
         if self.field_indexes:
             self.field_indexes.pop(key, None)
         if self.blocking:
@@ -577,11 +272,9 @@ class Database:
         for key in self.blocking:
             if key in self.data:
                 self.signal_ready(key)
-        self.data = {}
-        self.access = self.keyspace.new_access()
+        self.data = self.keyspace.new_table()
         self.expires = {}
         self.expire_heap = []
-        self.key_index = self.indexed_data = None
         self.field_indexes = {}
         return removed
 
@@ -651,14 +344,12 @@ class Keyspace:
         self.expired_keys = 0
         self.hits = 0
         self.misses = 0
-        # Redis's LRU clock: whole seconds, advanced by the server's cron (so a key access
-        # costs one dict store, not a clock read). Typed Any so that the compiled build keeps
-        # it as one int object that every access entry shares: typed int it is held unboxed,
-        # and each store into an access dict would make a 32-byte int of its own.
-        self.lru_clock: Any = int(time.time())
-        # What a database's access table is: a dict of clocks, or brook.eviction's LFU table
-        # under an LFU policy (set with lfu-log-factor and lfu-decay-time by the server).
-        self.new_access: Callable[[], dict[bytes, int]] = dict
+        # Redis's LRU clock: whole seconds, advanced by the server's cron through tick() (so
+        # a key access reads the table's copy, not the system clock).
+        self.lru_clock = int(time.time())
+        # What the tables' access fields hold: LFU counters (and their parameters, from
+        # lfu-log-factor and lfu-decay-time) or LRU clocks; set by configure_access.
+        self.lfu = False
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self.active_expire_enabled = True
@@ -673,6 +364,28 @@ class Keyspace:
     def __getitem__(self, index: int) -> Database:
         return self.databases[index]
 
+    def new_table(self) -> KeyTable:
+        """An empty key table that keeps access fields as every other database's does."""
+        table = _KEY_TABLE()
+        table.clock = self.lru_clock
+        table.configure(self.lfu, self.lfu_log_factor, self.lfu_decay_time)
+        return table
+
+    def tick(self, clock: int) -> None:
+        """Advance the LRU clock (the server's cron, once a tick)."""
+        self.lru_clock = clock
+        for db in self.databases:
+            db.data.clock = clock
+
+    def configure_access(self, lfu: bool, log_factor: int, decay_time: int) -> None:
+        """What access fields hold (maxmemory-policy, lfu-log-factor, lfu-decay-time):
+        switching between LRU and LFU starts every key's field afresh."""
+        self.lfu = lfu
+        self.lfu_log_factor = log_factor
+        self.lfu_decay_time = decay_time
+        for db in self.databases:
+            db.data.configure(lfu, log_factor, decay_time)
+
     def __len__(self) -> int:
         return len(self.databases)
 
@@ -686,12 +399,9 @@ class Keyspace:
             for key in db.blocking:  # parked clients stay on their index and see the other data
                 db.signal_ready(key)
         a.data, b.data = b.data, a.data
-        a.access, b.access = b.access, a.access
         a.expires, b.expires = b.expires, a.expires
         a.expire_heap, b.expire_heap = b.expire_heap, a.expire_heap
         a.avg_ttl, b.avg_ttl = b.avg_ttl, a.avg_ttl
-        a.key_index, b.key_index = b.key_index, a.key_index
-        a.indexed_data, b.indexed_data = b.indexed_data, a.indexed_data
         a.field_indexes, b.field_indexes = b.field_indexes, a.field_indexes
 
     def active_expire_cycle(self, budget_s: float) -> int:

@@ -24,7 +24,7 @@ from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
 from brook.config import lookup as lookup_parameter
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
-from brook.eviction import Evictor, use_policy
+from brook.eviction import Evictor, is_lfu
 from brook.keyspace import Database, Keyspace
 from brook.memory import MemoryAccount
 from brook.output_limits import OutputLimits
@@ -138,9 +138,7 @@ class Server:
         # start-up reading is taken once listening (INFO used_memory_startup).
         self.memory = MemoryAccount()
         self.evictor = Evictor(self)
-        use_policy(self.keyspace, config.maxmemory_policy)
-        self.keyspace.lfu_log_factor = config.lfu_log_factor
-        self.keyspace.lfu_decay_time = config.lfu_decay_time
+        self.configure_access()
         # Whether memory was over maxmemory when the running command started (Redis's
         # pre_command_oom_state: scripts refuse their first denyoom write by it).
         self.oom_before_command = False
@@ -176,6 +174,12 @@ class Server:
         self.scripting = Engine(self)
 
     # -- configuration ----------------------------------------------------------------------------
+
+    def configure_access(self) -> None:
+        """What the keys' access fields hold: LFU counters under an LFU maxmemory-policy."""
+        config = self.config
+        self.keyspace.configure_access(is_lfu(config.maxmemory_policy), config.lfu_log_factor,
+                                       config.lfu_decay_time)
 
     def _config_changed(self, name: str) -> None:
         """Make a changed setting take effect now (CONFIG SET); ConfigError refuses it."""
@@ -214,11 +218,8 @@ class Server:
             self.output_limits.limits_changed()
         elif name == "lua-max-memory":
             self.scripting.memory_limit_changed()
-        elif name == "maxmemory-policy":
-            use_policy(self.keyspace, config.maxmemory_policy)
-        elif name in ("lfu-log-factor", "lfu-decay-time"):
-            self.keyspace.lfu_log_factor = config.lfu_log_factor
-            self.keyspace.lfu_decay_time = config.lfu_decay_time
+        elif name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
+            self.configure_access()
         elif name == "maxmemory":
             if config.maxmemory and config.maxmemory < self.memory.measure() - (
                     self.evictor.not_counted()):
@@ -667,7 +668,7 @@ class Server:
             cycle_ms = int((time.perf_counter() - started) * 1000)
             if cycle_ms:
                 self.latency_add("expire-cycle", cycle_ms)
-            self.keyspace.lru_clock = int(time.time())
+            self.keyspace.tick(int(time.time()))
             self.persistence.tick()
             if self.output_limits.slow:  # soft limits expire even when nothing is written
                 self.output_limits.check_slow()

@@ -46,7 +46,7 @@ def test_checks_reject_without_running() -> None:
         b"-ERR wrong number of arguments for 'get' command\r\n")
     assert dispatcher.execute(session, [b"NOPE", b"x"]) == (
         b"-ERR unknown command 'NOPE', with args beginning with: 'x' \r\n")
-    assert session.db.data == {}
+    assert len(session.db.data) == 0
     assert session.server.command_table[b"get"].rejected_calls == 1
 
 

@@ -10,7 +10,7 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brook.keyspace import ScanIndex
+from brook.types.scanindex import ScanIndex
 from tests.conftest import redis_cli
 
 

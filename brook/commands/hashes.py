@@ -50,7 +50,6 @@ def _write_hash_or_create(db: Database, key: bytes) -> Hash:
         return found
     created = Hash()
     db.data[key] = created  # lookup already removed any expired value and its TTL
-    db.access[key] = db.keyspace.lru_clock
     return created
 
 

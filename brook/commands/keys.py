@@ -2,13 +2,14 @@
 EXPIRE/TTL family, PERSIST, DBSIZE, FLUSHDB/FLUSHALL, TOUCH and OBJECT.
 
 Every change goes through the :class:`~brook.keyspace.Database` methods, which signal WATCH and
-keep the SCAN index in step; each successful change adds to ``server.dirty`` as Redis counts it.
+parked clients; each successful change adds to ``server.dirty`` as Redis counts it.
 Which lookups count keyspace hits/misses follows Redis: reads (EXISTS, TYPE, TTL, TOUCH, OBJECT,
 COPY's source) do, writes (DEL, RENAME, MOVE, EXPIRE, PERSIST) do not.
 
-OBJECT IDLETIME reports the seconds since the key's last access (``Database.access``, stamped
-with Redis's whole-second LRU clock; CLIENT NO-TOUCH clients do not stamp). OBJECT FREQ needs an
-LFU maxmemory policy, as in Redis, and reports the key's decayed LFU counter (brook.eviction).
+OBJECT IDLETIME reports the seconds since the key's last access (its access field in
+``Database.data``, stamped with Redis's whole-second LRU clock; CLIENT NO-TOUCH clients do not
+stamp). OBJECT FREQ needs an LFU maxmemory policy, as in Redis, and reports the key's decayed
+LFU counter (brook/types/keytable.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from brook.commands.registry import (
     container,
     text,
 )
-from brook.eviction import LFU_INIT_VAL, LfuAccess
 from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, notify, written
 from brook.persistence.effects import propagate
@@ -548,9 +548,7 @@ def object_freq(client: Session, args: list[bytes]) -> bytes:
         return resp.null(client.protocol)
     if not _lfu_selected(client):
         raise CommandError(LFU_NOT_SELECTED)
-    access = client.db.access
-    return resp.integer(access.frequency(args[2]) if isinstance(access, LfuAccess)
-                        else LFU_INIT_VAL)
+    return resp.integer(client.db.frequency(args[2]))
 
 
 @command("object|help", arity=2, flags="loading stale", acl="@keyspace @slow", since="6.2.0",

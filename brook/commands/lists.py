@@ -88,7 +88,6 @@ def _write_list_or_create(db: Database, key: bytes) -> ListValue:
     found = _write_list(db, key)
     if found is None:
         found = db.data[key] = ListValue()  # lookup removed any expired value and its TTL
-        db.access[key] = db.keyspace.lru_clock
     return found
 
 
@@ -176,7 +175,7 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
     if type(found) is not ListValue or db.expires:
         found = _write_list_or_create(db, key)
     else:
-        db.access[key] = db.keyspace.lru_clock
+        db.data.touch(key)
     head = found.left  # a long list's loose head, reversed: its last element is the first
     if head is not None and len(args) == 3:
         head.append(args[2])
@@ -201,7 +200,7 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
     if type(found) is not ListValue or db.expires:
         found = _write_list_or_create(db, key)
     else:
-        db.access[key] = db.keyspace.lru_clock
+        db.data.touch(key)
     tail = found.right  # a long list's loose tail
     if tail is not None and len(args) == 3:
         tail.append(args[2])
@@ -261,7 +260,7 @@ def _pop_one(client: Session, args: list[bytes], left: bool) -> bytes:
         if found is None:
             return NULL_BULK if client.protocol == 2 else NULL3
     else:
-        db.access[key] = db.keyspace.lru_clock
+        db.data.touch(key)
     end = found.left if left else found.right  # a long list's loose end, if not empty
     if end:
         element = end.pop()

@@ -12,13 +12,15 @@ from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import CommandError, command, container
 from brook.commands.server import memory_breakdown
-from brook.memory import key_bytes, resident_bytes
+from brook.memory import ENTRY_HEADER_BYTES, SLOT_BYTES, key_bytes, resident_bytes
 from brook.protocol import resp
 
 if TYPE_CHECKING:
     from brook.session import Session
 
 _SYNTAX = "ERR syntax error"
+# A key's share of its database's table beyond the key and the value (brook/memory.py).
+KEY_OVERHEAD = ENTRY_HEADER_BYTES + SLOT_BYTES
 _HELP = [
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
@@ -93,7 +95,7 @@ def memory_stats(client: Session, args: list[bytes]) -> bytes:
     }
     for db in server.keyspace.databases:
         if db.data:
-            fields[f"db.{db.index}"] = {"overhead.hashtable.main": 80 * len(db.data),
+            fields[f"db.{db.index}"] = {"overhead.hashtable.main": KEY_OVERHEAD * len(db.data),
                                         "overhead.hashtable.expires": 40 * len(db.expires)}
     fields.update({
         "overhead.total": overhead,

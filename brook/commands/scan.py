@@ -3,10 +3,13 @@
 The cursor scheme
 -----------------
 A Python dict cannot resume an iteration: it has no stable positions and iterators die when it
-changes size. So every scanned collection gets a :class:`~brook.keyspace.ScanIndex`, a hash
-table of its own in which a key lives in bucket ``hash(key) & mask`` of a power-of-two table,
-and the cursor is Redis's: the next bucket to visit, counted in *reverse binary* (the high bit
-of the bucket number is incremented first, see ``keyspace.next_cursor``).
+changes size. So every scanned collection is walked as a hash table in which a key lives in
+bucket ``hash(key) & mask`` of a power-of-two table, and the cursor is Redis's: the next bucket
+to visit, counted in *reverse binary* (the high bit of the bucket number is incremented first,
+see ``scanindex.next_cursor``). A hash, set or sorted set gets a
+:class:`~brook.types.scanindex.ScanIndex` beside it; the keyspace's table is one itself (the C
+table's bucket is a key's home slot: linear probing without tombstones keeps every key in the
+run of slots that starts at its home, brook/types/_keytable.c).
 
 Why that gives Redis's guarantees:
 
@@ -24,12 +27,9 @@ Why that gives Redis's guarantees:
 * Each call costs O(COUNT): it visits buckets until COUNT elements were seen (at most
   10 * COUNT buckets, empty ones included, as Redis bounds it), touching nothing else.
 
-Keeping the index current costs the hot paths nothing. For the keyspace the index is created by
-the first SCAN (or RANDOMKEY) of a database, in one O(N) pass that the iteration it starts
-amortizes, and is kept from then on; deletions update it directly, and keys inserted
-since the previous call are exactly the newest entries of the insertion-ordered ``db.data``,
-picked up from ``reversed(db.data)`` (amortized O(1) per insertion, see
-``Database.synced_key_index``). For HSCAN, SSCAN and ZSCAN, a value small enough to be a
+Keeping an index current costs the hot paths nothing. The keyspace's table needs none (its pure
+twin builds one on the first SCAN and catches up with insertions from the dict's newest
+entries, brook/types/keytable.py). For HSCAN, SSCAN and ZSCAN, a value small enough to be a
 listpack (or an intset) in Redis is returned whole with cursor 0, exactly as Redis does; a
 larger one gets a member index that is kept between calls until the value is written
 (``db.modified`` drops it), so iterating a value that is being modified rebuilds the index
@@ -132,21 +132,15 @@ def scan_reply(cursor: int, items: list[bytes]) -> bytes:
 def scan(client: Session, args: list[bytes]) -> bytes:
     cursor = parse_cursor(args[1])
     options = ScanOptions(args, 2, "keys")
-    db = client.db
-    index = db.synced_key_index()
+    data = client.db.data
     found: list[bytes] = []
-    cursor = index.walk(cursor, options.count, found)
-    data = db.data
+    cursor = data.walk(cursor, options.count, found)
     type_names = keyspace.TYPE_NAMES
     type_name = options.type_name
     matches = options.matches
     candidates: list[bytes] = []
     for key in found:
-        value = data.get(key)
-        if value is None:  # a deletion the index missed
-            index.discard(key)
-            continue
-        if type_name is not None and type_names.get(type(value), "").encode() != type_name:
+        if type_name is not None and type_names.get(type(data.get(key)), "").encode() != type_name:
             continue
         if matches is not None and not matches(key):
             continue

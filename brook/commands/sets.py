@@ -44,7 +44,6 @@ def _write_set(db: Database, key: bytes) -> SetValue | None:
 def _add_key(db: Database, key: bytes, value: SetValue) -> None:
     """A new set under ``key`` (lookup already removed any expired value and its TTL)."""
     db.data[key] = value
-    db.access[key] = db.keyspace.lru_clock
 
 
 # ---------------------------------------------------------------------------------------------

@@ -84,7 +84,6 @@ def _new_stream(client: Session, key: bytes) -> Stream:
     stream = Stream(config.stream_node_max_entries, config.stream_node_max_bytes)
     db = client.db
     db.data[key] = stream  # lookup already removed any expired value and its TTL
-    db.access[key] = db.keyspace.lru_clock
     return stream
 
 
@@ -226,7 +225,7 @@ def append_explicit(client: Session, args: list[bytes]) -> int:
     if type(stream) is not Stream or db.expires or entry_id <= stream.last_id:
         return -1
     _store(client, stream, entry_id, args[3:])
-    db.access[key] = db.keyspace.lru_clock
+    db.data.touch(key)
     written(client, key, STREAM, b"xadd", 1, True)
     return entry_id
 

@@ -107,7 +107,7 @@ def _forget_ttl(db: Database, key: bytes) -> None:
 def get(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
-    value = db.data.get(key)
+    value = db.data.fetch(key)  # an access (an expired key is deleted, so it does not count)
     if value is not None and db.expires:
         deadline = db.expires.get(key)
         if deadline is not None and deadline <= expiry_now():
@@ -118,7 +118,6 @@ def get(client: Session, args: list[bytes]) -> bytes:
         keyspace.misses += 1
         return NULL_BULK if client.protocol == 2 else NULL3
     keyspace.hits += 1
-    db.access[key] = keyspace.lru_clock
     kind = type(value)
     if kind is bytes or kind is bytearray:
         size = len(value)  # type: ignore[arg-type]
@@ -142,7 +141,6 @@ def set_(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     db.data[key] = args[2]
-    db.access[key] = db.keyspace.lru_clock
     if db.expires:
         _forget_ttl(db, key)
     written(client, key, STRING, b"set", 1, True)  # ready: a replaced stream's readers learn
@@ -385,12 +383,8 @@ def mset(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     if not db.expires and not db.watchers and not db.field_indexes and not db.blocking:
         data = db.data
-        access = db.access
-        clock = db.keyspace.lru_clock
         for index in range(1, len(args), 2):
-            key = args[index]
-            data[key] = args[index + 1]
-            access[key] = clock
+            data[args[index]] = args[index + 1]
     else:
         data = db.data
         expires = db.expires
@@ -398,7 +392,6 @@ def mset(client: Session, args: list[bytes]) -> bytes:
         for index in range(1, len(args), 2):
             key = args[index]
             data[key] = args[index + 1]
-            db.access[key] = db.keyspace.lru_clock
             if expires:
                 _forget_ttl(db, key)
             if watchers or db.field_indexes or db.blocking:
@@ -474,7 +467,6 @@ def incr(client: Session, args: list[bytes]) -> bytes:
             raise CommandError(OVERFLOW)
     reply = b":%d\r\n" % (number + 1)
     db.data[key] = reply[1:-2]  # the TTL is kept
-    db.access[key] = db.keyspace.lru_clock
     written(client, key, STRING, b"incrby")
     return reply
 
@@ -488,7 +480,6 @@ def incr_by(client: Session, key: bytes, delta: int) -> bytes:
     if not LONG_MIN <= number <= LONG_MAX:
         raise CommandError(OVERFLOW)
     db.data[key] = b"%d" % number
-    db.access[key] = db.keyspace.lru_clock
     written(client, key, STRING, b"incrby")
     return resp.integer(number)
 
@@ -547,7 +538,6 @@ def incrbyfloat(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(NAN_OR_INFINITY)
     text = format_long_double(total)
     db.data[key] = text  # the TTL is kept
-    db.access[key] = db.keyspace.lru_clock
     written(client, key, STRING, b"incrbyfloat")
     # The result, not the addition: replay must not depend on float arithmetic (as Redis).
     propagate(client, [b"SET", key, text, b"KEEPTTL"])
@@ -582,7 +572,6 @@ def append(client: Session, args: list[bytes]) -> bytes:
     value = string_value(db, key)
     if value is None:
         db.data[key] = suffix  # a new key is stored like SET stores it
-        db.access[key] = db.keyspace.lru_clock
         length = len(suffix)
     else:
         _check_length(client, len(value), len(suffix))
@@ -591,7 +580,6 @@ def append(client: Session, args: list[bytes]) -> bytes:
         else:
             value = bytearray(value) + suffix
             db.data[key] = value  # the TTL is kept
-            db.access[key] = db.keyspace.lru_clock
         length = len(value)
     written(client, key, STRING, b"append")
     return resp.integer(length)
@@ -660,7 +648,6 @@ def setrange(client: Session, args: list[bytes]) -> bytes:
         _check_length(client, offset, len(patch))
         value = bytearray(offset)
         db.data[key] = value
-        db.access[key] = db.keyspace.lru_clock
     else:
         if not patch:
             return resp.integer(len(value))
@@ -668,7 +655,6 @@ def setrange(client: Session, args: list[bytes]) -> bytes:
         if type(value) is not bytearray:
             value = bytearray(value)
             db.data[key] = value  # the TTL is kept
-            db.access[key] = db.keyspace.lru_clock
         if offset > len(value):
             value.extend(bytes(offset - len(value)))
     value[offset : offset + len(patch)] = patch

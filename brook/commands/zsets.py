@@ -104,7 +104,6 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
             return resp.null(client.protocol) if incr else resp.ZERO
         zset = SortedSet.create(elements, len(args[position + 1]), config)
         db.data[key] = zset
-        db.access[key] = db.keyspace.lru_clock
     elif type(zset) is not SortedSet:
         raise CommandError(WRONGTYPE)
     else:

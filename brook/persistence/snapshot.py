@@ -457,14 +457,12 @@ def _load_databases(keyspace: Keyspace, r: _Reader, libraries: list[bytes]) -> i
             raise SnapshotError(f"snapshot has database {index}, the server only "
                                 f"{len(keyspace)} (see the 'databases' setting)")
         db = keyspace[index]
-        clock = keyspace.lru_clock
         for _ in range(r.u64()):
             kind, deadline = r.unpack(_KEYHEAD)
             key = r.blob()
             value = _read_value(r, kind)
             db.delete(key)
-            db.data[key] = value
-            db.access[key] = clock
+            db.data[key] = value  # a new key: its access field starts afresh
             if deadline != -1:
                 db.set_expire(key, deadline)
             loaded += 1

@@ -8,12 +8,15 @@ runs the function's Python twin, which does the same:
 - ``seal_node``: :func:`brook.types.stream._seal_blob`;
 - ``pack_node``: :func:`brook.types.stream._pack_sealed_resp`;
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
-- ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`.
+- ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
+- ``KeyTable``: :class:`brook.types.keytable.KeyTable`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from brook.types import keytable
 
 appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
 seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
@@ -22,14 +25,17 @@ pack_node: Callable[[bytes, int, int], tuple[bytes, list[int], list[int], list[i
 plain_id: Callable[[bytes], int] | None
 plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
+KeyTable: type[keytable.KeyTable] | None
 
 try:
-    from brook.types import _lp_size, _node_seal, _resp_pack, _stream_ids
+    from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _stream_ids
     appended_size = _lp_size.appended_size
     seal_node = _node_seal.seal_node
     pack_node = _resp_pack.pack_node
     plain_id = _stream_ids.plain_id
     plain_ids = _stream_ids.plain_ids
     next_auto_id = _stream_ids.next_auto_id
+    KeyTable = _keytable.KeyTable  # type: ignore[assignment]  # the twin's methods, in C
 except ImportError:
     appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
+    KeyTable = None
