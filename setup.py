@@ -48,6 +48,7 @@ COMPILED = [
     # persistence: the AOF encoder and loader
     "brook/persistence/aof.py",
     "brook/persistence/effects.py",
+    "brook/persistence/effectlog.py",
     "brook/persistence/loader.py",
 ]
 

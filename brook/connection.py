@@ -325,8 +325,7 @@ class Client(Session, asyncio.Protocol):
 
     def flush(self) -> None:
         server = self.server
-        aof = server.aof
-        if aof is not None and aof.buffer and not server.aof_write_failed:
+        if server.effect_log.buffer and not server.aof_write_failed:
             # What this turn changed goes to the AOF before any reply; the server writes it
             # once for every client of the turn, then sends their replies (group commit).
             server.defer_flush(self)

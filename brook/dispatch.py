@@ -413,14 +413,14 @@ class Dispatcher:
         its request is not what happened."""
         effects = session.effects
         session.effects = None
-        aof = self.server.aof
-        if aof is None:
+        server = self.server
+        if not server.propagating:
             return
         if effects is None:
             if replied:
-                aof.feed(session.db.index, (request,))
+                server.effect_log.feed(session.db.index, (request,))
         elif effects:
-            aof.feed(session.db.index, effects)
+            server.effect_log.feed(session.db.index, effects)
 
     # -- parked commands (brook.blocking) ---------------------------------------------------
 

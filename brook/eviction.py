@@ -69,9 +69,12 @@ class Evictor:
         self.exceeded_seconds = 0.0
 
     def not_counted(self) -> int:
-        """``mem_not_counted_for_evict``: the AOF buffer."""
-        aof = self.server.aof
-        return len(aof.buffer) if aof is not None else 0
+        """``mem_not_counted_for_evict``: the effects not yet written, and what a failed AOF
+        write left."""
+        server = self.server
+        aof = server.aof
+        return server.effect_log.buffered_bytes() + (
+            sum(map(len, aof.pending)) if aof is not None else 0)
 
     def within_limit(self) -> bool:
         """Whether the estimate is within ``maxmemory`` (no reading, no eviction): the fast
@@ -157,9 +160,8 @@ class Evictor:
         server = self.server
         if server.config.notify_keyspace_events & NOTIFY_EVICTED:
             publish_event(server, b"evicted", key, db.index)
-        aof = server.aof
-        if aof is not None:
-            aof.feed(db.index, ([b"DEL", key],))
+        if server.propagating:
+            server.effect_log.feed(db.index, ([b"DEL", key],))
         return size
 
     def _pick(self) -> tuple[Database, bytes] | None:

@@ -29,6 +29,7 @@ from brook.keyspace import Database, Keyspace
 from brook.memory import MemoryAccount
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
+from brook.persistence.effectlog import EffectLog
 from brook.persistence.manager import Persistence, PersistenceError
 from brook.pubsub import Registry, Subscribers
 from brook.scripting.engine import Engine, ScriptRun
@@ -158,6 +159,9 @@ class Server:
         # Durability: the open AOF (None when appendonly is off) and whether commands record
         # their effects (brook.persistence.effects); ``loading``: a file is being replayed.
         self.aof: AppendOnlyFile | None = None
+        # What changed the dataset, encoded once for the AOF (and replicas); ``propagating``
+        # says whether anything follows it, so commands know whether to build effects.
+        self.effect_log = EffectLog()
         self.propagating = False
         self.loading = False
         self.persistence = Persistence(self)
@@ -538,6 +542,7 @@ class Server:
         read one attribute to know whether to build their effects."""
         self.aof = aof
         self.propagating = aof is not None
+        self.effect_log.force_select()  # a new file starts with a SELECT of its own
         self.check_aof_status()
 
     def defer_flush(self, client: Client) -> None:
@@ -547,10 +552,10 @@ class Server:
         waiting = self.replies_waiting_for_aof
         if not waiting:
             if self.loop is None:
-                self.flush_aof()
+                self.flush_effects()
                 client.flush()
                 return
-            self.loop.call_soon(self._flush_aof_then_replies)
+            self.loop.call_soon(self._flush_effects_then_replies)
         waiting[client] = None
 
     def begin_busy(self, run: ScriptRun) -> None:
@@ -568,21 +573,23 @@ class Server:
     def shutdown_requested(self) -> bool:
         return self.shutdown_event is not None and self.shutdown_event.is_set()
 
-    def _flush_aof_then_replies(self) -> None:
+    def _flush_effects_then_replies(self) -> None:
         waiting = self.replies_waiting_for_aof
-        self.flush_aof()
+        self.flush_effects()
         clients = list(waiting)
         waiting.clear()
         for client in clients:
             client.flush()
 
-    def flush_aof(self) -> None:
-        """Write the AOF buffer (before the replies that depend on it go out). A failed write
-        keeps the data buffered and refuses writes (MISCONF) until a retry succeeds."""
+    def flush_effects(self) -> None:
+        """Hand what the effect log holds to the AOF (before the replies that depend on it go
+        out). A failed write keeps the data pending and refuses writes (MISCONF) until a retry
+        succeeds."""
+        payload = self.effect_log.take()
         aof = self.aof
         if aof is None:
             return
-        if not aof.flush() and aof.fsync_policy == "always":
+        if not aof.write(payload) and aof.fsync_policy == "always":
             # Redis exits here: a write it cannot persist must not be acknowledged.
             self.log("warning", "Can't persist to the AOF with appendfsync always: "
                      f"{aof.last_write_error}. Exiting...")
@@ -607,9 +614,8 @@ class Server:
     def _expired(self, db: Database, key: bytes) -> None:
         """A key expired: the keyspace event, and a DEL in the AOF (replay must agree)."""
         notify.expired(self, db, key)
-        aof = self.aof
-        if aof is not None:
-            aof.feed(db.index, ([b"DEL", key],))
+        if self.propagating:
+            self.effect_log.feed(db.index, ([b"DEL", key],))
 
     async def serve_forever(self) -> None:
         await self.start()

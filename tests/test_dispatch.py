@@ -100,13 +100,13 @@ def test_a_write_persists_its_effects_not_its_request(tmp_path: Path) -> None:
     reply = dispatcher.execute(session, [b"XADD", b"s", b"*", b"f", b"v"])
     assert reply is not None and reply.startswith(b"$")
     entry_id = reply.split(b"\r\n")[1]
-    written = b"".join(aof.buffer)
+    written = b"".join(server.effect_log.buffer)
     assert encode_command([b"XADD", b"s", entry_id, b"f", b"v"]) in written
     assert b"$1\r\n*\r\n" not in written
     failed = dispatcher.execute(session, [b"INCR", b"s"])
     assert failed is not None and failed.startswith(b"-WRONGTYPE")
-    assert b"".join(aof.buffer) == written
+    assert b"".join(server.effect_log.buffer) == written
     assert dispatcher.execute(session, [b"SET", b"k", b"v"]) == b"+OK\r\n"
-    assert b"".join(aof.buffer).endswith(encode_command([b"SET", b"k", b"v"]))
+    assert b"".join(server.effect_log.buffer).endswith(encode_command([b"SET", b"k", b"v"]))
     server.attach_aof(None)
     aof.close()

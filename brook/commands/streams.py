@@ -204,7 +204,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     server = client.server
     if server.propagating:  # persisted with the ID it got, encoded here: the hottest write
-        server.aof.feed_encoded(db.index, encode_xadd(key, sid, fields))  # type: ignore[union-attr]
+        server.effect_log.feed_encoded(db.index, encode_xadd(key, sid, fields))
         client.effects = PERSISTED
     written(client, key, STREAM, b"xadd", 1, True)
     return resp.bulk(sid)

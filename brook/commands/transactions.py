@@ -89,16 +89,17 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
     client.multi_bytes = 0
     client.unwatch_all()  # as Redis: the keys are released before the commands run
     client.in_exec = True  # blocking commands reply at once instead of parking
-    aof = client.server.aof
-    if aof is not None:
-        aof.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
+    server = client.server
+    propagating = server.propagating
+    if propagating:
+        server.effect_log.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
     try:
-        call = client.server.dispatcher.call
+        call = server.dispatcher.call
         replies = [call(client, cmd, request) for cmd, request in queue]
     finally:
         client.in_exec = False
-        if aof is not None:
-            aof.end_transaction()
+        if propagating:
+            server.effect_log.end_transaction()
     suppress(client)  # EXEC itself is not persisted: its commands' effects were
     discard_transaction(client)
     return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """The append-only file: every change, as RESP commands, written before the reply goes out.
 
-Redis's model (aof.c): commands append their effects to a buffer while they run; before any
-reply of the event-loop turn is sent, the buffer is written to the file, and with
+Redis's model (aof.c): commands append their effects to a buffer while they run (the effect log,
+brook/persistence/effectlog.py, which replicas follow too); before any reply of the event-loop
+turn is sent, what it holds is written to the file, and with
 ``appendfsync always`` fsynced too, so an acknowledged write is on disk. With ``everysec`` the
 write happens at the same point and a background thread fsyncs at most once a second, so a
 crash loses at most about one second of acknowledged writes and the event loop never waits for
@@ -18,7 +19,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
 from typing import Final
 
 __all__ = ["AppendOnlyFile", "encode_command", "encode_xadd"]
@@ -27,8 +27,6 @@ _CRLF: Final = b"\r\n"
 _ARRAY_HEADERS: Final = [b"*%d\r\n" % n for n in range(64)]
 _BULK_HEADERS: Final = [b"$%d\r\n" % n for n in range(1024)]
 _SELECTS: Final[dict[int, bytes]] = {}
-_MULTI: Final = b"*1\r\n$5\r\nMULTI\r\n"
-_EXEC: Final = b"*1\r\n$4\r\nEXEC\r\n"
 
 
 def encode_command(argv: list[bytes]) -> bytes:
@@ -73,7 +71,7 @@ def select_command(db_index: int) -> bytes:
 
 
 class AppendOnlyFile:
-    """The open AOF: a buffer of encoded commands, written and fsynced by policy."""
+    """The open AOF: payloads of the effect log, written and fsynced by policy."""
 
     def __init__(self, path: str, fsync_policy: str) -> None:
         self.path = path
@@ -81,11 +79,10 @@ class AppendOnlyFile:
         self.size = os.fstat(self.fd).st_size  # bytes written so far (INFO aof_current_size)
         self.base_size = self.size  # size after the last rewrite (auto-rewrite growth base)
         self.fsync_policy = fsync_policy
-        self.buffer: list[bytes] = []
-        self.selected_db = -1  # the database the file's last SELECT chose (-1: none yet)
+        # What a failed write left unwritten: it goes out first with the next write.
+        self.pending: list[bytes] = []
         # Commands accepted while a rewrite child runs: appended to its file before the swap.
         self.rewrite_buffer: list[bytes] | None = None
-        self.transaction: list[bytes] | None = None  # effects of the EXEC being run
         self.last_write_ok = True
         self.last_write_error = ""
         self.written_unsynced = False  # written since the last fsync began
@@ -93,60 +90,21 @@ class AppendOnlyFile:
         self.fsync_thread: threading.Thread | None = None
         self.delayed_fsyncs = 0  # INFO aof_delayed_fsync
 
-    # -- feeding ----------------------------------------------------------------------------
-
-    def feed(self, db_index: int, commands: Sequence[list[bytes]]) -> None:
-        """Append the effects of one command run in database ``db_index``."""
-        target = self.transaction if self.transaction is not None else self.buffer
-        if db_index != self.selected_db:
-            target.append(select_command(db_index))
-            self.selected_db = db_index
-        if len(commands) > 1 and self.transaction is None:
-            # Several effects of one command replay all or not at all, as Redis wraps them.
-            target.append(_MULTI)
-            target.extend(map(encode_command, commands))
-            target.append(_EXEC)
-        else:
-            for argv in commands:
-                target.append(encode_command(argv))
-
-    def feed_encoded(self, db_index: int, payload: bytes) -> None:
-        """Append one command a hot path encoded itself (see ``encode_xadd``)."""
-        target = self.transaction if self.transaction is not None else self.buffer
-        if db_index != self.selected_db:
-            target.append(select_command(db_index))
-            self.selected_db = db_index
-        target.append(payload)
-
-    def begin_transaction(self) -> None:
-        """EXEC starts: its effects are collected, then written as one MULTI ... EXEC."""
-        self.transaction = []
-
-    def end_transaction(self) -> None:
-        effects = self.transaction
-        self.transaction = None
-        if not effects:
-            return
-        commands = sum(1 for part in effects if not part.startswith(b"*2\r\n$6\r\nSELECT"))
-        if commands > 1:
-            self.buffer.append(_MULTI)
-            self.buffer.extend(effects)
-            self.buffer.append(_EXEC)
-        else:
-            self.buffer.extend(effects)
-
     # -- writing ----------------------------------------------------------------------------
 
-    def flush(self) -> bool:
-        """Write the buffer (before any reply of this turn goes out); with ``always`` also
-        fsync. False when the write failed (the data stays buffered for the next try)."""
-        buffer = self.buffer
-        if not buffer:
-            return True
-        payload = b"".join(buffer) if len(buffer) > 1 else buffer[0]
-        buffer.clear()
-        if self.rewrite_buffer is not None:
+    def write(self, payload: bytes) -> bool:
+        """Write ``payload`` after anything a failed write left (before any reply of this turn
+        goes out); with ``always`` also fsync. False when the write failed (the data stays
+        pending for the next try)."""
+        if self.rewrite_buffer is not None and payload:
             self.rewrite_buffer.append(payload)
+        pending = self.pending
+        if pending:
+            pending.append(payload)
+            payload = b"".join(pending)
+            pending.clear()
+        if not payload:
+            return True
         try:
             view = memoryview(payload)
             while view:
@@ -154,8 +112,8 @@ class AppendOnlyFile:
                 view = view[written:]
                 self.size += written
         except OSError as err:
-            # Keep what was not written: it goes out with the next flush.
-            buffer.append(bytes(view))
+            # Keep what was not written: it goes out with the next write.
+            pending.append(bytes(view))
             self.last_write_ok = False
             self.last_write_error = err.strerror or str(err)
             return False
@@ -192,8 +150,8 @@ class AppendOnlyFile:
             self.last_write_error = err.strerror or str(err)
 
     def sync(self) -> None:
-        """Write what is buffered and fsync now (shutdown, before a rewrite swap)."""
-        self.flush()
+        """Write what a failed write left and fsync now (shutdown, before a rewrite swap)."""
+        self.write(b"")
         running = self.fsync_thread
         if running is not None:
             running.join()
@@ -217,7 +175,6 @@ class AppendOnlyFile:
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.path = path
         self.size = self.base_size = os.fstat(self.fd).st_size
-        self.selected_db = -1
         running = self.fsync_thread
         if running is not None:
             running.join()

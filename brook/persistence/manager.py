@@ -238,9 +238,9 @@ class Persistence:
         server = self.server
         aof = server.aof
         if aof is not None:
-            aof.flush()  # what is buffered is in memory already: the child writes it
+            server.flush_effects()  # what is buffered is in memory already: the child writes it
             aof.rewrite_buffer = []
-            aof.selected_db = -1  # the buffer starts with a SELECT of its own
+            server.effect_log.force_select()  # the buffer starts with a SELECT of its own
         temp = f"temp-rewriteaof-bg-{os.getpid()}.aof"
         pid = self._fork()
         if pid == 0:
@@ -260,7 +260,7 @@ class Persistence:
         aof = server.aof
         path = server.config.appendfilename
         if aof is not None:
-            aof.flush()
+            server.flush_effects()
             pending = b"".join(aof.rewrite_buffer or [])
             aof.rewrite_buffer = None
             with open(child.path, "ab") as out:
@@ -355,7 +355,7 @@ class Persistence:
         aof = server.aof
         if aof is not None:
             if server.aof_write_failed:
-                server.flush_aof()  # retry the write that failed
+                server.flush_effects()  # retry the write that failed
             aof.tick()
             server.check_aof_status()  # a background fsync may have failed
         self._reap()
@@ -454,7 +454,7 @@ class Persistence:
                 f"aof_current_size:{aof.size}",
                 f"aof_base_size:{aof.base_size}",
                 f"aof_pending_rewrite:{int(self.rewrite_scheduled)}",
-                f"aof_buffer_length:{sum(map(len, aof.buffer))}",
+                f"aof_buffer_length:{sum(map(len, aof.pending))}",
                 f"aof_pending_bio_fsync:{int(aof.fsync_pending())}",
                 f"aof_delayed_fsync:{aof.delayed_fsyncs}",
             ]

@@ -46,7 +46,7 @@ def serve_while_busy(server: Server, caller: Session) -> None:
         if not data:
             continue  # the peer closed: the event loop sees it (EOF stays readable)
         client.data_received(data)
-        server.flush_aof()
+        server.flush_effects()
         client.flush()
     if server.shutdown_requested():
         os._exit(0)  # SHUTDOWN NOSAVE stops a script that cannot be killed, as in Redis

@@ -205,10 +205,10 @@ class Engine:
         session.db = caller.db
         session.protocol = 2
         session.replaying = caller.replaying
-        aof = server.aof
-        own_transaction = aof is not None and aof.transaction is None
+        effect_log = server.effect_log
+        own_transaction = server.propagating and effect_log.transaction is None
         if own_transaction:
-            aof.begin_transaction()  # type: ignore[union-attr]
+            effect_log.begin_transaction()
         self.run = run
         hooked = server.config.busy_reply_threshold > 0 and not caller.replaying
         outer = snapshot_time(now_us())  # keep an outer snapshot (a script inside EXEC)
@@ -225,7 +225,7 @@ class Engine:
             if run.timed_out:
                 server.end_busy()
             if own_transaction:
-                aof.end_transaction()  # type: ignore[union-attr]
+                effect_log.end_transaction()
         if ok:
             writer = interpreter.writer
             reply = writer.encode(result, caller.protocol, session.protocol)

@@ -1,0 +1,89 @@
+"""The effect log: what changed the dataset, encoded once for everything that follows it.
+
+Every change reaches the effect log as commands (brook/persistence/effects.py says which:
+effects, not requests) encoded as RESP, with ``SELECT`` whenever the database changes and a
+command's several effects wrapped in ``MULTI``/``EXEC``, as Redis's replication stream and AOF
+are. At the end of each event-loop turn the server takes the log's bytes (:meth:`take`) and
+hands the same payload to the append-only file and to the replication backlog, so the AOF and
+the replicas see one stream (Redis's ``propagateNow`` feeds both from one call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from brook.persistence.aof import encode_command, select_command
+
+__all__ = ["EffectLog"]
+
+_MULTI: Final = b"*1\r\n$5\r\nMULTI\r\n"
+_EXEC: Final = b"*1\r\n$4\r\nEXEC\r\n"
+_SELECT_PREFIX: Final = b"*2\r\n$6\r\nSELECT"
+
+
+class EffectLog:
+    """Encoded effects not yet taken, and the state the encoding depends on."""
+
+    def __init__(self) -> None:
+        self.buffer: list[bytes] = []
+        self.selected_db = -1  # the database the stream's last SELECT chose (-1: none yet)
+        self.transaction: list[bytes] | None = None  # effects of the EXEC or script being run
+
+    def feed(self, db_index: int, commands: Sequence[list[bytes]]) -> None:
+        """Append the effects of one command run in database ``db_index``."""
+        target = self.transaction if self.transaction is not None else self.buffer
+        if db_index != self.selected_db:
+            target.append(select_command(db_index))
+            self.selected_db = db_index
+        if len(commands) > 1 and self.transaction is None:
+            # Several effects of one command replay all or not at all, as Redis wraps them.
+            target.append(_MULTI)
+            target.extend(map(encode_command, commands))
+            target.append(_EXEC)
+        else:
+            for argv in commands:
+                target.append(encode_command(argv))
+
+    def feed_encoded(self, db_index: int, payload: bytes) -> None:
+        """Append one command a hot path encoded itself (see ``aof.encode_xadd``)."""
+        target = self.transaction if self.transaction is not None else self.buffer
+        if db_index != self.selected_db:
+            target.append(select_command(db_index))
+            self.selected_db = db_index
+        target.append(payload)
+
+    def begin_transaction(self) -> None:
+        """EXEC (or a script) starts: its effects are collected, then go out as one
+        MULTI ... EXEC."""
+        self.transaction = []
+
+    def end_transaction(self) -> None:
+        effects = self.transaction
+        self.transaction = None
+        if not effects:
+            return
+        commands = sum(1 for part in effects if not part.startswith(_SELECT_PREFIX))
+        if commands > 1:
+            self.buffer.append(_MULTI)
+            self.buffer.extend(effects)
+            self.buffer.append(_EXEC)
+        else:
+            self.buffer.extend(effects)
+
+    def force_select(self) -> None:
+        """The next effect starts with a SELECT (a new reader of the stream starts here: a
+        rewritten AOF, a replica after its full synchronisation)."""
+        self.selected_db = -1
+
+    def buffered_bytes(self) -> int:
+        return sum(map(len, self.buffer))
+
+    def take(self) -> bytes:
+        """The bytes fed since the last call (empty: nothing changed)."""
+        buffer = self.buffer
+        if not buffer:
+            return b""
+        payload = b"".join(buffer) if len(buffer) > 1 else buffer[0]
+        buffer.clear()
+        return payload
