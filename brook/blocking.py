@@ -35,6 +35,7 @@ import heapq
 import itertools
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from brook.keyspace import TYPE_NAMES, Database, now_ms
@@ -62,7 +63,7 @@ class Waiter:
     """One parked client: its command (run again when served), keys and deadline."""
 
     __slots__ = ("client", "cmd", "args", "db", "keys", "kind", "group", "claim", "afters",
-                 "deadline", "timer", "seq", "active", "silent", "seconds")
+                 "deadline", "timer", "seq", "active", "silent", "seconds", "on_timeout")
 
     def __init__(self, client: Session, cmd: Command, args: list[bytes], keys: list[bytes],
                  kind: int) -> None:
@@ -81,6 +82,8 @@ class Waiter:
         self.active = True
         self.silent = False  # CLIENT REPLY OFF/SKIP was in force when it parked
         self.seconds = 0.0  # time its runs took (commandstats, slow log when it ends)
+        # The reply when its time is up (None: a null array); WAIT answers with its count.
+        self.on_timeout: Callable[[], bytes] | None = None
 
 
 class KeyWaiters:
@@ -213,7 +216,12 @@ class Blocking:
         if time.monotonic() < waiter.deadline:  # libuv timers have 1 ms steps: never early
             waiter.timer = loop.call_at(waiter.deadline + 0.0005, self._timed_out, waiter)
             return
-        self.answer(waiter, resp.null_array(waiter.client.protocol))
+        self.answer(waiter, self._timeout_reply(waiter))
+
+    @staticmethod
+    def _timeout_reply(waiter: Waiter) -> bytes:
+        on_timeout = waiter.on_timeout
+        return resp.null_array(waiter.client.protocol) if on_timeout is None else on_timeout()
 
     def unblock(self, client: Session, with_error: bool) -> bool:
         """CLIENT UNBLOCK: as if the timeout were reached, or with Redis's UNBLOCKED error."""
@@ -223,7 +231,7 @@ class Blocking:
         if with_error:
             self.fail(waiter, UNBLOCKED)
         else:
-            self.answer(waiter, resp.null_array(client.protocol))
+            self.answer(waiter, self._timeout_reply(waiter))
         return True
 
     # -- serving ------------------------------------------------------------------------------

@@ -215,6 +215,19 @@ def parse_words(text: str, current: object = None) -> list[str]:
     return text.split()
 
 
+def parse_replicaof(text: str, current: object = None) -> list[str]:
+    """``replicaof <host> <port>`` (empty: a master)."""
+    words = text.split()
+    if not words:
+        return []
+    if len(words) != 2:
+        raise ConfigError("wrong number of arguments")
+    port = words[1]
+    if not port.isdigit() or int(port) > 65535:
+        raise ConfigError("Invalid master port")
+    return words
+
+
 def render_words(words: object) -> str:
     return " ".join(str(word) for word in words)  # type: ignore[attr-defined]
 
@@ -454,7 +467,12 @@ PARAMETERS: Final[list[Parameter]] = [
     _bool("aof-use-rdb-preamble", "yes"),
     _bool("aof-timestamp-enabled", "no"),
     _bool("aof-rewrite-incremental-fsync", "yes"),
-    # Replication (Brook is always a master; these exist so configs and tools read them)
+    # Replication (brook/replication)
+    _special("replicaof", "", parse_replicaof, mutable=False, aliases=("slaveof",)),
+    _int("repl-ping-replica-period", 10, 1, INT_MAX, aliases=("repl-ping-slave-period",)),
+    _str("replica-announce-ip", "", aliases=("slave-announce-ip",)),
+    _int("replica-announce-port", 0, 0, 65535, aliases=("slave-announce-port",)),
+    _bool("replica-announced", "yes"),
     _bool("replica-serve-stale-data", "yes", aliases=("slave-serve-stale-data",)),
     _bool("replica-read-only", "yes", aliases=("slave-read-only",)),
     _bool("repl-diskless-sync", "yes"),
@@ -626,6 +644,11 @@ class Config:
     min_replicas_to_write: int
     min_replicas_max_lag: int
     masterauth: str
+    replicaof: list[str]
+    repl_ping_replica_period: int
+    replica_announce_ip: str
+    replica_announce_port: int
+    replica_announced: bool
     masteruser: str
     latency_tracking: bool
     latency_tracking_info_percentiles: list[float]

@@ -51,6 +51,10 @@ _perf = time.perf_counter
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE: Final = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 _LOADING: Final = "LOADING Redis is loading the dataset in memory"
+_READONLY: Final = "READONLY You can't write against a read only replica."
+_MASTERDOWN: Final = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                      "to 'no'.")
+_NOREPLICAS: Final = "NOREPLICAS Not enough good replicas to write."
 # The replies one read may produce before the rest of it waits for them to be written.
 REPLY_BUDGET: Final = 1 << 20
 _NOAUTH: Final = "NOAUTH Authentication required."
@@ -306,6 +310,10 @@ class Dispatcher:
             aof = server.aof
             return ("MISCONF Errors writing to the AOF file: "
                     f"{aof.last_write_error if aof else ''}")
+        if server.replication_checks and not session.replaying:
+            refusal = self._replication_refusal(cmd, queued)
+            if refusal is not None:
+                return refusal
         if server.loading and "loading" not in cmd.flags:
             return _LOADING
         busy = server.script_busy
@@ -315,6 +323,28 @@ class Dispatcher:
                 and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
             session.last_cmd = cmd  # as Redis, which records it before its checks
             return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
+        return None
+
+    def _replication_refusal(self, cmd: Command,
+                             queued: list[tuple[Command, list[bytes]]] | None) -> str | None:
+        """Redis's NOREPLICAS (a master short of good replicas), READONLY and MASTERDOWN (a
+        replica), in Redis's order; the master's own stream never meets them (replaying)."""
+        server = self.server
+        config = server.config
+        replication = server.replication
+        writes = cmd.is_write or queued is not None and any(
+            each.is_write for each, _ in queued)
+        if not replication.is_replica:
+            if (writes and config.min_replicas_to_write and config.min_replicas_max_lag
+                    and replication.good_replicas() < config.min_replicas_to_write):
+                return _NOREPLICAS
+            return None
+        if writes and config.replica_read_only:
+            return _READONLY
+        link = replication.link
+        if (not config.replica_serve_stale_data and "stale" not in cmd.flags
+                and (link is None or link.state != "connected")):
+            return _MASTERDOWN
         return None
 
     def _denies_oom(self, cmd: Command, args: list[bytes]) -> bool:
@@ -421,6 +451,9 @@ class Dispatcher:
                 server.effect_log.feed(session.db.index, (request,))
         elif effects:
             server.effect_log.feed(session.db.index, effects)
+        replication = server.replication
+        if replication.backlog is not None:
+            session.woff = replication.write_offset()  # what WAIT waits for
 
     # -- parked commands (brook.blocking) ---------------------------------------------------
 

@@ -32,6 +32,7 @@ from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.effectlog import EffectLog
 from brook.persistence.manager import Persistence, PersistenceError
 from brook.pubsub import Registry, Subscribers
+from brook.replication.state import Replication
 from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
 
@@ -122,7 +123,11 @@ class Server:
         self.next_client_id = 1
         self.monitors: list[Client] = []
         self.run_id = secrets.token_hex(20)
-        self.replication_id = secrets.token_hex(20)
+        self.replication = Replication(self)
+        # Whether clients need the dispatcher's replication checks (READONLY on a replica,
+        # MASTERDOWN, min-replicas-to-write's NOREPLICAS): they take its general path.
+        self.replication_checks = False
+        self.replication_ticked = 0.0  # perf_counter of the replication cron's last run
         self.started = time.time()
         self.started_monotonic = time.monotonic()
         self.pid = os.getpid()
@@ -224,6 +229,10 @@ class Server:
             self.scripting.memory_limit_changed()
         elif name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
             self.configure_access()
+        elif name in ("min-replicas-to-write", "min-replicas-max-lag"):
+            self.refresh_replication_checks()
+        elif name == "repl-backlog-size" and self.replication.backlog is not None:
+            self.replication.backlog.resize(config.repl_backlog_size)
         elif name == "maxmemory":
             if config.maxmemory and config.maxmemory < self.memory.measure() - (
                     self.evictor.not_counted()):
@@ -307,6 +316,8 @@ class Server:
             self.blocking.forget(client)
         if client.is_monitor:
             self.remove_monitor(client)
+        if client.is_replica:
+            self.replication.detach(client)
         self.drop_subscriptions(client)
 
     def drop_subscriptions(self, client: Session) -> None:
@@ -491,6 +502,9 @@ class Server:
         self.log("notice", "Ready to accept connections tcp")
         if config.unixsocket:
             self.log("notice", "Ready to accept connections unix")
+        if config.replicaof:
+            host, port = config.replicaof
+            self.replication.follow(host, int(port))
         self.loop.create_task(self._cron())
 
     async def _listen_tcp(self) -> None:
@@ -541,9 +555,25 @@ class Server:
         """Open (or, with None, close) the AOF: ``propagating`` follows it, so that commands
         read one attribute to know whether to build their effects."""
         self.aof = aof
-        self.propagating = aof is not None
+        self.refresh_propagating()
         self.effect_log.force_select()  # a new file starts with a SELECT of its own
         self.check_aof_status()
+
+    def refresh_propagating(self) -> None:
+        """Whether anything follows the effect log: the AOF, or replicas (a master's
+        backlog); commands build their effects only then."""
+        replication = self.replication
+        self.propagating = self.aof is not None or (
+            replication.backlog is not None and not replication.is_replica)
+
+    def refresh_replication_checks(self) -> None:
+        config = self.config
+        checks = self.replication.is_replica or bool(
+            config.min_replicas_to_write and config.min_replicas_max_lag)
+        if checks != self.replication_checks:
+            self.replication_checks = checks
+            for client in self.clients.values():
+                client.refresh_mode()
 
     def defer_flush(self, client: Client) -> None:
         """Hold ``client``'s replies until the AOF holds what its commands changed: every
@@ -586,6 +616,9 @@ class Server:
         out). A failed write keeps the data pending and refuses writes (MISCONF) until a retry
         succeeds."""
         payload = self.effect_log.take()
+        replication = self.replication
+        if payload and replication.backlog is not None and not replication.is_replica:
+            replication.feed(payload)
         aof = self.aof
         if aof is None:
             return
@@ -651,6 +684,9 @@ class Server:
                 return False
         for listener in self.listeners:
             listener.close()
+        link = self.replication.link
+        if link is not None:
+            link.stop()
         for client in list(self.clients.values()):
             client.kill()
         if self.config.unixsocket:
@@ -670,12 +706,16 @@ class Server:
             period = 1.0 / self.config.hz
             await asyncio.sleep(period)
             started = time.perf_counter()
-            self.keyspace.active_expire_cycle(period * 0.25)
+            if not self.replication.is_replica:  # a replica's keys expire by its master's DEL
+                self.keyspace.active_expire_cycle(period * 0.25)
             cycle_ms = int((time.perf_counter() - started) * 1000)
             if cycle_ms:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.tick(int(time.time()))
             self.persistence.tick()
+            if started - self.replication_ticked >= 1.0:  # Redis's replicationCron
+                self.replication_ticked = started
+                self.replication.tick()
             if self.output_limits.slow:  # soft limits expire even when nothing is written
                 self.output_limits.check_slow()
             now = time.monotonic()

@@ -60,6 +60,12 @@ class Session:
         self.watch_failed = False
         self.reply_mode = REPLY_ON
         self.is_monitor = False
+        # A replica of this server (its PSYNC succeeded): the stream goes to it (brook.replication).
+        self.is_replica = False
+        # What it said with REPLCONF before its PSYNC: listening-port, ip-address, capa.
+        self.repl_conf: dict[str, str] = {}
+        # Where its last write ends in the replication stream (WAIT's target).
+        self.woff = 0
         self.no_evict = False
         self.no_touch = False
         self.closing = False
@@ -114,6 +120,7 @@ class Session:
             or server.loading
             or server.aof_write_failed
             or server.script_busy is not None
+            or server.replication_checks  # READONLY, MASTERDOWN, NOREPLICAS
             # RESP2 subscribed mode: only some commands may run (checked by the dispatcher);
             # PING relies on such clients being slow.
             or self.protocol == 2 and self.is_subscribed()
@@ -195,11 +202,13 @@ class Session:
 
     def client_type(self) -> str:
         """Redis's getClientType: MONITOR clients count as normal ones."""
+        if self.is_replica:
+            return "replica"
         return "pubsub" if self.is_subscribed() else "normal"
 
     def flags(self) -> str:
         """CLIENT LIST's flag letters, in Redis's order; ``N`` when none applies."""
-        letters = ""
+        letters = "S" if self.is_replica else ""
         if self.is_monitor:
             letters += "O"
         if self.is_subscribed():

@@ -29,6 +29,7 @@ FAMILIES = (
     "restore",
     "persistence",
     "scripting",
+    "replication",
 )
 
 

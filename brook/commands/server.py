@@ -332,9 +332,9 @@ def _section_stats(server: Server) -> list[str]:
         "instantaneous_input_repl_kbps:0.00",
         "instantaneous_output_repl_kbps:0.00",
         f"rejected_connections:{stats['rejected_connections']}",
-        "sync_full:0",
-        "sync_partial_ok:0",
-        "sync_partial_err:0",
+        f"sync_full:{server.replication.sync_full}",
+        f"sync_partial_ok:{server.replication.sync_partial_ok}",
+        f"sync_partial_err:{server.replication.sync_partial_err}",
         f"expired_keys:{keyspace.expired_keys}",
         "expired_stale_perc:0.00",
         "expired_time_cap_reached_count:0",
@@ -361,19 +361,7 @@ def _section_stats(server: Server) -> list[str]:
 
 
 def _section_replication(server: Server) -> list[str]:
-    return [
-        "role:master",
-        "connected_slaves:0",
-        "master_failover_state:no-failover",
-        f"master_replid:{server.replication_id}",
-        "master_replid2:0000000000000000000000000000000000000000",
-        "master_repl_offset:0",
-        "second_repl_offset:-1",
-        "repl_backlog_active:0",
-        f"repl_backlog_size:{server.config.repl_backlog_size}",
-        "repl_backlog_first_byte_offset:0",
-        "repl_backlog_histlen:0",
-    ]
+    return server.replication.info()
 
 
 def _seconds(value: float) -> str:

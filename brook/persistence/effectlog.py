@@ -53,6 +53,11 @@ class EffectLog:
             self.selected_db = db_index
         target.append(payload)
 
+    def feed_raw(self, payload: bytes) -> None:
+        """Append a command that belongs to no database (the replication stream's PING and
+        REPLCONF GETACK): no SELECT before it."""
+        self.buffer.append(payload)
+
     def begin_transaction(self) -> None:
         """EXEC (or a script) starts: its effects are collected, then go out as one
         MULTI ... EXEC."""

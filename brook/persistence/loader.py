@@ -100,7 +100,7 @@ def _length_line(data: bytes, pos: int) -> tuple[int | None, int]:
     return parse_strict_int(data[pos + 1:newline]), newline
 
 
-class _Replayer:
+class Replayer:
     """Runs the file's commands on a detached session."""
 
     def __init__(self, server: Server) -> None:
@@ -186,7 +186,7 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
     result = LoadResult()
     started = time.monotonic()
     size = os.path.getsize(path)
-    replayer = _Replayer(server)
+    replayer = Replayer(server)
     reader = hiredis.Reader()
     last_yield = last_progress = started
     complete = 0  # commands parsed completely

@@ -180,6 +180,13 @@ class Persistence:
         _fsync_directory(path)
         self.open_aof(path)
 
+    def synced_from_master(self) -> None:
+        """A replica loaded its master's snapshot: an open AOF starts again from it, as
+        Redis restarts the AOF after a full synchronisation."""
+        if self.server.aof is not None:
+            self.disable_aof()
+            self.enable_aof()
+
     def disable_aof(self) -> None:
         """CONFIG SET appendonly no: sync and close the file; a running rewrite is dropped."""
         server = self.server

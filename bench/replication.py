@@ -1,0 +1,158 @@
+"""Replication, Brook and Redis side by side in one run.
+
+    python -m bench.replication [--requests 200000] [--repeat 3] [--entries 1000000]
+
+``xadd``: redis-benchmark's XADD at ``-P 16`` against a master with no replica, then with one
+connected replica (a second process of the same server), medians of ``--repeat``; the ratio
+is what the replica costs the master's throughput (issue 21's target: at least 0.85).
+
+``resync``: a master holding a stream of ``--entries`` entries; the time from REPLICAOF to the
+replica being in step (link up, same offset) for a full synchronisation; then the replica's
+link is cut (CLIENT KILL TYPE replica) while 10,000 more entries are written, and the time and
+bytes of the partial resynchronisation that follows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.run import free_port, machine_description, run_benchmark, wait_ready
+from bench.streams import Connection, fill, sensor_batches
+
+PARTIAL_ENTRIES = 10_000
+
+
+def start(kind: str, workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    if kind == "brook":
+        command = [sys.executable, "-m", "brook", "--port", str(port), "--save", "",
+                   "--appendonly", "no", "--repl-backlog-size", "64mb"]
+    else:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            sys.exit("redis-server is required (make redis installs it)")
+        command = [binary, "--port", str(port), "--save", "", "--appendonly", "no",
+                   "--repl-diskless-sync-delay", "0", "--repl-backlog-size", "64mb"]
+    workdir.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    wait_ready(port, process)
+    return process, port
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait()
+
+
+def replication_info(conn: Connection) -> dict[str, str]:
+    text = conn.check("INFO", "replication")
+    assert isinstance(text, bytes)
+    return dict(line.split(":", 1) for line in text.decode().splitlines() if ":" in line)
+
+
+def stats_info(conn: Connection) -> dict[str, str]:
+    text = conn.check("INFO", "stats")
+    assert isinstance(text, bytes)
+    return dict(line.split(":", 1) for line in text.decode().splitlines() if ":" in line)
+
+
+def in_step(master: Connection, replica: Connection) -> bool:
+    ours = replication_info(replica)
+    return (ours.get("master_link_status") == "up"
+            and ours["master_repl_offset"] == replication_info(master)["master_repl_offset"])
+
+
+def wait_in_step(master: Connection, replica: Connection, timeout: float = 600) -> float:
+    started = time.perf_counter()
+    while not in_step(master, replica):
+        if time.perf_counter() - started > timeout:
+            raise RuntimeError("the replica did not catch up")
+        time.sleep(0.01)
+    return time.perf_counter() - started
+
+
+def xadd_with_and_without(kind: str, workdir: Path, requests: int, repeat: int) -> list[float]:
+    master, master_port = start(kind, workdir / "master")
+    replica, replica_port = start(kind, workdir / "replica")
+    try:
+        alone = [run_benchmark(master_port, "xadd", 16, requests) for _ in range(repeat)]
+        with Connection(master_port) as mconn, Connection(replica_port) as rconn:
+            rconn.check("REPLICAOF", "127.0.0.1", str(master_port))
+            wait_in_step(mconn, rconn)
+            followed = [run_benchmark(master_port, "xadd", 16, requests) for _ in range(repeat)]
+            wait_in_step(mconn, rconn)
+    finally:
+        stop(replica)
+        stop(master)
+    return [statistics.median(alone), statistics.median(followed)]
+
+
+def resync(kind: str, workdir: Path, entries: int) -> list[float]:
+    master, master_port = start(kind, workdir / "master")
+    replica, replica_port = start(kind, workdir / "replica")
+    try:
+        with Connection(master_port) as mconn, Connection(replica_port) as rconn:
+            fill(mconn, sensor_batches(entries))
+            started = time.perf_counter()
+            rconn.check("REPLICAOF", "127.0.0.1", str(master_port))
+            wait_in_step(mconn, rconn)
+            full = time.perf_counter() - started
+            partial_before = int(stats_info(mconn)["sync_partial_ok"])
+            offset_before = int(replication_info(mconn)["master_repl_offset"])
+            mconn.check("CLIENT", "KILL", "TYPE", "replica")
+            for start_at in range(0, PARTIAL_ENTRIES, 1000):
+                payload = b"".join(
+                    b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nn\r\n$%d\r\n%d\r\n"
+                    % (len(str(number)), number)
+                    for number in range(start_at, start_at + 1000))
+                mconn.pipeline(payload, 1000)
+            started = time.perf_counter()
+            wait_in_step(mconn, rconn)
+            partial = time.perf_counter() - started
+            partials = int(stats_info(mconn)["sync_partial_ok"]) - partial_before
+            sent = int(replication_info(mconn)["master_repl_offset"]) - offset_before
+    finally:
+        stop(replica)
+        stop(master)
+    return [full, partial, float(partials), float(sent)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--parts", default="xadd,resync")
+    options = parser.parse_args()
+    parts = options.parts.split(",")
+    print(machine_description())
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        if "xadd" in parts:
+            print("\nXADD -P 16, requests/s (medians), master without / with one replica")
+            print(f"{'server':8} {'no replica':>12} {'one replica':>12} {'ratio':>6}")
+            for kind in ("brook", "redis"):
+                alone, followed = xadd_with_and_without(kind, workdir / kind, options.requests,
+                                                         options.repeat)
+                print(f"{kind:8} {alone:12,.0f} {followed:12,.0f} {followed / alone:6.2f}")
+        if "resync" in parts:
+            print(f"\nResynchronisation, a stream of {options.entries:,} entries; partial: "
+                  f"{PARTIAL_ENTRIES:,} entries written while the link was cut")
+            print(f"{'server':8} {'full (s)':>9} {'partial (s)':>11} {'partials':>8} "
+                  f"{'partial bytes':>13}")
+            for kind in ("brook", "redis"):
+                full, partial, partials, sent = resync(kind, workdir / f"{kind}-resync",
+                                                       options.entries)
+                print(f"{kind:8} {full:9.2f} {partial:11.3f} {partials:8.0f} {sent:13,.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Replication commands: REPLICAOF/SLAVEOF, REPLCONF, PSYNC/SYNC, ROLE, WAIT.
+
+The state they act on, and why it works as it does, is in brook/replication/state.py; replies
+and error texts are Redis's (replication.c).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from brook.blocking import POP, Waiter
+from brook.commands.args import parse_int
+from brook.commands.registry import SYNTAX_ERROR, CommandError, command
+from brook.commands.timeouts import parse_timeout
+from brook.protocol import resp
+from brook.protocol.requests import parse_strict_int
+
+if TYPE_CHECKING:
+    from brook.session import Session
+
+_ADMIN: Final = "admin noscript stale no_async_loading"
+_ADMIN_ACL: Final = "@admin @slow @dangerous"
+_ALREADY: Final = b"+OK Already connected to specified master\r\n"
+_WAIT_ON_REPLICA: Final = (
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+    "replica is configured to be writable (which is not the default) writes to replicas are "
+    "just local and are not propagated.")
+
+
+def _replicaof(client: Session, args: list[bytes]) -> bytes:
+    replication = client.server.replication
+    if args[1].lower() == b"no" and args[2].lower() == b"one":
+        replication.promote()
+        return resp.OK
+    if client.is_replica:
+        raise CommandError("ERR Command is not valid when client is a replica.")
+    port_text = args[2]
+    port = int(port_text) if port_text.isdigit() and len(port_text) <= 5 else -1
+    if not 0 <= port <= 65535:
+        raise CommandError("ERR Invalid master port")
+    host = args[1].decode("utf-8", "replace")
+    if (replication.master_host is not None and replication.master_host.lower() == host.lower()
+            and replication.master_port == port):
+        return _ALREADY
+    replication.follow(host, port)
+    return resp.OK
+
+
+@command("replicaof", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, group="server", since="5.0.0",
+         summary="Configures a server as replica of another, or promotes it to a master.",
+         complexity="O(1)", syntax="<host port | NO ONE>")
+def replicaof(client: Session, args: list[bytes]) -> bytes:
+    return _replicaof(client, args)
+
+
+@command("slaveof", arity=3, flags=_ADMIN, acl=_ADMIN_ACL, group="server", since="1.0.0",
+         summary="Sets a Redis server as a replica of another, or promotes it to being a master.",
+         complexity="O(1)", syntax="<host port | NO ONE>")
+def slaveof(client: Session, args: list[bytes]) -> bytes:
+    return _replicaof(client, args)
+
+
+@command("replconf", arity=-1, flags="admin noscript loading stale allow_busy",
+         acl=_ADMIN_ACL, group="server", since="3.0.0",
+         summary="An internal command for configuring the replication stream.",
+         complexity="O(1)", syntax="")
+def replconf(client: Session, args: list[bytes]) -> bytes:
+    if not len(args) & 1:
+        raise CommandError(SYNTAX_ERROR)
+    server = client.server
+    conf = client.repl_conf
+    for position in range(1, len(args), 2):
+        option = args[position].lower()
+        value = args[position + 1]
+        if option == b"listening-port":
+            conf["listening-port"] = str(parse_int(value))
+        elif option == b"ip-address":
+            if len(value) >= 256:
+                raise CommandError("ERR REPLCONF ip-address provided by replica instance is "
+                                   f"too long: {len(value)} bytes")
+            conf["ip-address"] = value.decode("utf-8", "replace")
+        elif option == b"capa":
+            if value.lower() in (b"eof", b"psync2"):
+                conf["capa-" + value.lower().decode()] = "1"
+        elif option == b"ack":
+            if client.is_replica:
+                offset = parse_strict_int(value)  # a bad one is dropped silently
+                if offset is not None:
+                    server.replication.acknowledged(client, offset)
+            return b""  # never a reply
+        elif option == b"getack":
+            link = server.replication.link
+            if link is not None and link.state == "connected":
+                link.send_ack()
+            return b""
+        else:
+            raise CommandError("ERR Unrecognized REPLCONF option: "
+                               + option.decode("utf-8", "replace"))
+    return resp.OK
+
+
+def _sync(client: Session, replid: str, offset: int, plain: bool) -> bytes:
+    server = client.server
+    replication = server.replication
+    if client.is_replica:
+        return b""  # already one: ignored, as Redis does
+    if replication.is_replica and (replication.link is None
+                                   or replication.link.state != "connected"):
+        raise CommandError("NOMASTERLINK Can't SYNC while not connected with my master")
+    conf = client.repl_conf
+    port = int(conf.get("listening-port", "0"))
+    ip = conf.get("ip-address") or client.addr.rsplit(":", 1)[0].strip("[]")
+    payload = replication.psync(client, replid, offset, port, ip, "capa-psync2" in conf)
+    if plain:  # SYNC: the snapshot without the +FULLRESYNC line
+        payload = payload[payload.index(b"\r\n") + 2:]
+    # The replies this read produced, then the synchronisation: written now, so the stream
+    # that follows can never overtake them.
+    client.push(b"".join(client.out) + payload)
+    client.out.clear()
+    return b""
+
+
+@command("psync", arity=-3, flags="admin noscript no_multi no_async_loading",
+         acl=_ADMIN_ACL, group="server", since="2.8.0",
+         summary="An internal command used in replication.", complexity="",
+         syntax="replicationid offset")
+def psync(client: Session, args: list[bytes]) -> bytes:
+    offset = parse_int(args[2])
+    return _sync(client, args[1].decode("utf-8", "replace"), offset, False)
+
+
+@command("sync", arity=1, flags="admin noscript no_multi no_async_loading",
+         acl=_ADMIN_ACL, group="server", since="1.0.0",
+         summary="An internal command used in replication.", complexity="", syntax="")
+def sync(client: Session, args: list[bytes]) -> bytes:
+    return _sync(client, "?", -1, True)
+
+
+@command("role", arity=1, flags="noscript loading stale fast", acl="@admin @fast @dangerous",
+         group="server", since="2.8.12",
+         summary="Returns the replication role.", complexity="O(1)", syntax="")
+def role(client: Session, args: list[bytes]) -> bytes:
+    return client.server.replication.role_reply(client.protocol)
+
+
+@command("wait", arity=3, flags="noscript", acl="@slow @connection", group="generic", since="3.0.0",
+         summary="Blocks until the asynchronous replication of all preceding write commands "
+         "sent by the connection is completed.", complexity="O(1)",
+         syntax="numreplicas timeout")
+def wait(client: Session, args: list[bytes]) -> bytes | None:
+    replication = client.server.replication
+    if replication.is_replica:
+        raise CommandError(_WAIT_ON_REPLICA)
+    wanted = parse_int(args[1])
+    timeout_ms = parse_timeout(args[2], seconds=False)
+    offset = client.woff  # where this connection's last write ends in the stream
+    count = replication.acked_count(offset)
+    if count >= wanted or client.in_exec or client.in_script:
+        return resp.integer(count)
+    cmd = client.last_cmd
+    assert cmd is not None
+    waiter = Waiter(client, cmd, args, [], POP)
+    waiter.on_timeout = lambda: resp.integer(replication.acked_count(offset))
+    client.server.blocking.park(waiter, timeout_ms)
+    replication.wait(waiter, wanted, offset)
+    return None

@@ -1,0 +1,370 @@
+"""A server's replication state, as master and as replica (Redis's replication.c).
+
+As a master, the server's replication stream is its effect log (brook/persistence/effectlog.py):
+each end-of-turn payload the AOF gets also goes to the backlog and to every online replica, so
+the replicas see exactly what the AOF records (``XADD *`` with its ID, expiries as DEL...).
+``master_repl_offset`` counts the stream's bytes; it moves only while a backlog exists, which
+the first replica creates, with a new replication ID, as Redis does.
+
+A replica (``REPLICAOF host port``) follows its master through a :class:`MasterLink`
+(brook/replication/link.py): it applies the master's stream, counts the bytes applied as its
+offset and keeps them in its own backlog, so that after a promotion (``REPLICAOF NO ONE``) the
+other replicas resume from it with a partial resync: the master's ID becomes its ``replid2``.
+
+Full resynchronisation sends Brook's own snapshot (docs/snapshot-format.md), written in memory
+when PSYNC arrives: the offset it answers with is exactly the stream's length at that moment,
+and everything the replica needs after it goes out as the stream.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import time
+from typing import TYPE_CHECKING, Final
+
+from brook.persistence.loader import Replayer
+from brook.persistence.snapshot import write_snapshot
+from brook.protocol import resp
+from brook.replication.backlog import Backlog
+from brook.replication.link import MasterLink
+
+if TYPE_CHECKING:
+    from brook.blocking import Waiter
+    from brook.server import Server
+    from brook.session import Session
+
+NO_ID: Final = "0" * 40
+DEMOTED: Final = ("UNBLOCKED force unblock from blocking operation, instance state changed "
+                  "(master -> replica?)")
+# Redis's keepalive on the stream (dbid -1: no SELECT), and its request for acknowledgements.
+PING: Final = b"*1\r\n$4\r\nping\r\n"
+GETACK: Final = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n"
+
+
+class Replica:
+    """A replica connected to this master."""
+
+    __slots__ = ("client", "port", "ip", "state", "ack_offset", "ack_time", "psync2")
+
+    def __init__(self, client: Session, port: int, ip: str, psync2: bool) -> None:
+        self.client = client
+        self.port = port
+        self.ip = ip
+        self.state = "online"
+        self.ack_offset = 0
+        self.ack_time = time.monotonic()
+        self.psync2 = psync2
+
+
+class Replication:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.replid = secrets.token_hex(20)
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+        self.offset = 0  # master_repl_offset
+        self.backlog: Backlog | None = None
+        self.replicas: list[Replica] = []
+        self.no_replicas_since = time.monotonic()
+        self.master_host: str | None = None
+        self.master_port = 0
+        self.link: MasterLink | None = None
+        self.sync_full = 0
+        self.sync_partial_ok = 0
+        self.sync_partial_err = 0
+        self.waiters: list[tuple[Waiter, int, int]] = []  # WAIT: (waiter, replicas, offset)
+        # Runs the master's stream on a replica; kept across links, as its SELECT state is.
+        self.replayer: Replayer | None = None
+        self._ticks = 0
+
+    @property
+    def is_replica(self) -> bool:
+        return self.master_host is not None
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def feed(self, payload: bytes) -> None:
+        """This master's stream grew by ``payload`` (the effect log's bytes of one turn)."""
+        backlog = self.backlog
+        if backlog is None or not payload:
+            return
+        backlog.append(payload)
+        self.offset = backlog.offset
+        for replica in self.replicas:
+            replica.client.push(payload)
+
+    def feed_from_master(self, payload: bytes) -> None:
+        """A replica applied ``payload`` of its master's stream: it is its own stream too
+        (its backlog, for sub-replicas and for the replicas of a promoted replica)."""
+        backlog = self.backlog
+        if backlog is None:
+            backlog = self.backlog = Backlog(self.server.config.repl_backlog_size, self.offset)
+        backlog.append(payload)
+        self.offset = backlog.offset
+        for replica in self.replicas:
+            replica.client.push(payload)
+
+    def write_offset(self) -> int:
+        """Where this turn's effects end in the stream (WAIT's target for their client)."""
+        return self.offset + self.server.effect_log.buffered_bytes()
+
+    # -- serving replicas -----------------------------------------------------------------------
+
+    def psync(self, client: Session, replid: str, offset: int, port: int, ip: str,
+              psync2: bool) -> bytes:
+        """The reply to PSYNC: ``+CONTINUE`` and the backlog from ``offset``, or
+        ``+FULLRESYNC`` and a snapshot; the client becomes a replica either way."""
+        server = self.server
+        server.flush_effects()  # what is pending belongs to the stream the replicas have
+        backlog = self.backlog
+        if backlog is not None and (
+                replid.lower() == self.replid
+                or replid.lower() == self.replid2 and offset <= self.second_repl_offset):
+            missing = backlog.since(offset)
+            if missing is not None:
+                self.sync_partial_ok += 1
+                self._attach(client, port, ip, psync2)
+                head = b"+CONTINUE %s\r\n" % self.replid.encode() if psync2 else b"+CONTINUE\r\n"
+                return head + missing
+        if replid != "?":
+            self.sync_partial_err += 1
+        self.sync_full += 1
+        if backlog is None:
+            # The first replica: a new history starts here (Redis's changeReplicationId).
+            self.replid = secrets.token_hex(20)
+            self.replid2 = NO_ID
+            self.second_repl_offset = -1
+            self.backlog = Backlog(server.config.repl_backlog_size, self.offset)
+            server.refresh_propagating()
+        snapshot = io.BytesIO()
+        write_snapshot(server.keyspace, snapshot, server.scripting.functions.codes())
+        data = snapshot.getvalue()
+        server.effect_log.force_select()  # the replica starts in database 0
+        self._attach(client, port, ip, psync2)
+        return b"+FULLRESYNC %s %d\r\n$%d\r\n%s" % (self.replid.encode(), self.offset,
+                                                    len(data), data)
+
+    def _attach(self, client: Session, port: int, ip: str, psync2: bool) -> None:
+        client.is_replica = True
+        self.replicas.append(Replica(client, port, ip, psync2))
+        server = self.server
+        server.log("notice", f"Replica {ip}:{port} asks for synchronization")
+
+    def detach(self, client: Session) -> None:
+        """A replica's connection closed."""
+        self.replicas = [replica for replica in self.replicas if replica.client is not client]
+        if not self.replicas:
+            self.no_replicas_since = time.monotonic()
+
+    def acknowledged(self, client: Session, offset: int) -> None:
+        """REPLCONF ACK from a replica."""
+        for replica in self.replicas:
+            if replica.client is client:
+                replica.ack_offset = max(replica.ack_offset, offset)
+                replica.ack_time = time.monotonic()
+        if self.waiters:
+            self._serve_waiters()
+
+    def acked_count(self, offset: int) -> int:
+        return sum(1 for replica in self.replicas
+                   if replica.state == "online" and replica.ack_offset >= offset)
+
+    # -- WAIT ---------------------------------------------------------------------------------
+
+    def wait(self, waiter: Waiter, replicas: int, offset: int) -> None:
+        """A WAIT parked: the replicas are asked for their offsets now."""
+        self.waiters.append((waiter, replicas, offset))
+        self.send_control(GETACK)
+
+    def send_control(self, payload: bytes) -> None:
+        """Put a command of no database (PING, REPLCONF GETACK) on the stream, after what
+        the turn has changed so far; the AOF does not get it."""
+        self.server.flush_effects()
+        self.feed(payload)
+
+    def cancel_waits(self) -> None:
+        """This master became a replica: WAITs can no longer be satisfied."""
+        blocking = self.server.blocking
+        for waiter, _wanted, _offset in self.waiters:
+            if waiter.active:
+                blocking.fail(waiter, DEMOTED)
+        self.waiters = []
+
+    def _serve_waiters(self) -> None:
+        blocking = self.server.blocking
+        still = []
+        for waiter, wanted, offset in self.waiters:
+            if not waiter.active:
+                continue
+            count = self.acked_count(offset)
+            if count >= wanted:
+                blocking.answer(waiter, resp.integer(count))
+            else:
+                still.append((waiter, wanted, offset))
+        self.waiters = still
+
+    # -- the cron ---------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Once a second (Redis's replicationCron): keepalives, acknowledgements, timeouts."""
+        self._ticks += 1
+        server = self.server
+        config = server.config
+        now = time.monotonic()
+        link = self.link
+        if link is not None:
+            link.tick(now)
+        if self.replicas and not self.is_replica and self.backlog is not None:
+            period = config.repl_ping_replica_period
+            if period and self._ticks % period == 0:
+                self.send_control(PING)
+            for replica in list(self.replicas):
+                if now - replica.ack_time > config.repl_timeout:
+                    server.log("warning", f"Disconnecting timedout replica: "
+                                          f"{replica.ip}:{replica.port}")
+                    replica.client.kill()
+                    self.detach(replica.client)
+        if (not self.replicas and self.backlog is not None and not self.is_replica
+                and config.repl_backlog_ttl
+                and now - self.no_replicas_since > config.repl_backlog_ttl):
+            # Redis frees an unused backlog, and with it the history its ID named.
+            self.backlog = None
+            self.replid = secrets.token_hex(20)
+            self.replid2 = NO_ID
+            self.second_repl_offset = -1
+            server.refresh_propagating()
+
+    # -- roles --------------------------------------------------------------------------------
+
+    def follow(self, host: str, port: int) -> None:
+        """REPLICAOF host port: become (or stay) a replica, of this master now. Parked
+        clients are disconnected with an error, as Redis's disconnectAllBlockedClients."""
+        server = self.server
+        if self.link is not None:
+            self.link.stop()
+        was_master = not self.is_replica
+        self.master_host = host
+        self.master_port = port
+        if was_master:
+            server.flush_effects()
+            self.cancel_waits()
+            for client in list(server.clients.values()):
+                if client.blocked is not None:
+                    server.blocking.fail(client.blocked, DEMOTED)
+                    client.closing = True
+        server.refresh_propagating()
+        server.refresh_replication_checks()
+        self.link = MasterLink(server, host, port)
+        self.link.start()
+        server.log("notice", f"Connecting to MASTER {host}:{port}")
+
+    def promote(self) -> None:
+        """REPLICAOF NO ONE: a master again, whose history continues the one it followed:
+        the old ID becomes replid2, so the other replicas resume with a partial resync."""
+        if not self.is_replica:
+            return
+        server = self.server
+        if self.link is not None:
+            self.link.stop()
+            self.link = None
+        self.master_host = None
+        self.master_port = 0
+        self.replid2 = self.replid
+        self.second_repl_offset = self.offset + 1
+        self.replid = secrets.token_hex(20)
+        self.disconnect_replicas()
+        server.effect_log.force_select()
+        self.no_replicas_since = time.monotonic()
+        server.refresh_propagating()
+        server.refresh_replication_checks()
+        server.log("notice", "MASTER MODE enabled (user request from replicaof no one)")
+
+    def disconnect_replicas(self) -> None:
+        for replica in self.replicas:
+            replica.client.kill()
+        self.replicas = []
+        self.no_replicas_since = time.monotonic()
+
+    def reset_backlog(self, offset: int) -> None:
+        """A replica's full synchronisation: its stream starts again at ``offset``."""
+        self.offset = offset
+        self.backlog = Backlog(self.server.config.repl_backlog_size, offset)
+        if self.replayer is not None:
+            self.replayer.client.db = self.server.keyspace[0]
+            self.replayer.transaction = None
+
+    def clear_id2(self) -> None:
+        self.replid2 = NO_ID
+        self.second_repl_offset = -1
+
+    # -- introspection ------------------------------------------------------------------------
+
+    def info(self) -> list[str]:
+        """INFO replication, Redis's fields in Redis's order."""
+        server = self.server
+        config = server.config
+        now = time.monotonic()
+        lines = [f"role:{'slave' if self.is_replica else 'master'}"]
+        link = self.link
+        if self.is_replica and link is not None:
+            connected = link.state == "connected"
+            lines += [
+                f"master_host:{self.master_host}",
+                f"master_port:{self.master_port}",
+                f"master_link_status:{'up' if connected else 'down'}",
+                f"master_last_io_seconds_ago:{link.last_io_seconds(now)}",
+                f"master_sync_in_progress:{int(link.state == 'sync')}",
+                f"slave_read_repl_offset:{link.offset if link.synced else 1}",
+                f"slave_repl_offset:{link.offset if link.synced else 1}",
+            ]
+            if not connected:
+                down = link.down_since
+                lines.append("master_link_down_since_seconds:"
+                             f"{int(now - down) if down else -1}")
+            lines += [
+                f"slave_priority:{config.replica_priority}",
+                f"slave_read_only:{int(config.replica_read_only)}",
+                f"replica_announced:{int(config.replica_announced)}",
+            ]
+        lines.append(f"connected_slaves:{len(self.replicas)}")
+        if config.min_replicas_to_write and config.min_replicas_max_lag:
+            lines.append(f"min_slaves_good_slaves:{self.good_replicas()}")
+        for index, replica in enumerate(self.replicas):
+            lag = int(now - replica.ack_time) if replica.state == "online" else 0
+            lines.append(f"slave{index}:ip={replica.ip},port={replica.port},"
+                         f"state={replica.state},offset={replica.ack_offset},lag={lag}")
+        backlog = self.backlog
+        lines += [
+            "master_failover_state:no-failover",
+            f"master_replid:{self.replid}",
+            f"master_replid2:{self.replid2}",
+            f"master_repl_offset:{self.offset}",
+            f"second_repl_offset:{self.second_repl_offset}",
+            f"repl_backlog_active:{int(backlog is not None)}",
+            f"repl_backlog_size:{config.repl_backlog_size}",
+            f"repl_backlog_first_byte_offset:"
+            f"{backlog.first_byte_offset if backlog is not None else 0}",
+            f"repl_backlog_histlen:{backlog.histlen if backlog is not None else 0}",
+        ]
+        return lines
+
+    def good_replicas(self) -> int:
+        lag = self.server.config.min_replicas_max_lag
+        now = time.monotonic()
+        return sum(1 for replica in self.replicas
+                   if replica.state == "online" and now - replica.ack_time <= lag)
+
+    def role_reply(self, protocol: int) -> bytes:
+        """ROLE."""
+        link = self.link
+        if self.is_replica and link is not None:
+            return resp.array([
+                resp.bulk(b"slave"), resp.bulk((self.master_host or "").encode()),
+                resp.integer(self.master_port), resp.bulk(link.state.encode()),
+                resp.integer(link.offset if link.synced else -1)])
+        listed = [resp.array([resp.bulk(replica.ip.encode()), resp.bulk(b"%d" % replica.port),
+                              resp.bulk(b"%d" % replica.ack_offset)])
+                  for replica in self.replicas if replica.state == "online"]
+        return resp.array([resp.bulk(b"master"), resp.integer(self.offset),
+                           resp.array(listed)])
