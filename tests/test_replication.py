@@ -242,6 +242,21 @@ def test_a_reader_parked_on_the_replica_is_served_by_the_stream(pair: Pair) -> N
     assert result == [[[b"events", [(b"2-1", {b"n": b"1"})]]]]
 
 
+def test_a_cut_link_resumes_with_a_partial_resync(pair: Pair) -> None:
+    """The replica's offset counts exactly the bytes it applied, requests cut between reads
+    included: after the link is cut and writes go on, it resumes where it stopped."""
+    partial_before = pair.master.info("stats")["sync_partial_ok"]
+    assert pair.master.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+    writes = pair.master.pipeline(transaction=False)
+    for number in range(3000):
+        writes.xadd("s", {"n": number, "pad": "x" * (number % 50)})
+    writes.execute()
+    pair.sync()  # same offset on both: nothing lost, nothing counted twice
+    assert pair.master.info("stats")["sync_partial_ok"] == partial_before + 1
+    assert pair.replica.xlen("s") == 3000
+    assert pair.replica.xrange("s", count=5) == pair.master.xrange("s", count=5)
+
+
 def test_promotion_keeps_the_history_as_replid2(pair: Pair) -> None:
     pair.master.set("k", "v")
     pair.sync()

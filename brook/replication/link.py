@@ -230,6 +230,9 @@ class MasterLink:
         if replayer is None:
             replayer = replication.replayer = Replayer(server)
         parser = RequestParser()
+        # Received and not yet applied: a request's bytes are taken from here once it is
+        # complete (the parser keeps no bytes of a request cut between reads).
+        pending = bytearray()
         max_bulk = server.config.proto_max_bulk_len
         while True:
             data = await reader.read(_READ_SIZE)
@@ -237,14 +240,17 @@ class MasterLink:
                 raise LinkError("Connection with master lost.")
             self.last_io = time.monotonic()
             parser.feed(data)
+            pending += data
+            used = 0
             keyspace_module.pause_expiry(True)  # the master decides what expires
             try:
                 while True:
-                    start = parser.pos
                     argv = parser.next_request(max_bulk, False)
                     if argv is None:
                         break
-                    raw = bytes(parser.buf[start:parser.pos])
+                    size = _encoded_size(argv)
+                    raw = bytes(pending[used:used + size])
+                    used += size
                     name = argv[0].lower()
                     if name == b"replconf" and len(argv) >= 2 and argv[1].lower() == b"getack":
                         self.send_ack()
@@ -257,7 +263,17 @@ class MasterLink:
                     replication.feed_from_master(raw)
             finally:
                 keyspace_module.pause_expiry(False)
+                del pending[:used]
             server.blocking.serve_ready()
             server.flush_effects()  # this replica's AOF
             if server.pubsub.delivered:
                 server.flush_subscribers()
+
+
+def _encoded_size(argv: list[bytes]) -> int:
+    """The bytes of a request as a master encodes it (an array of bulk strings, the only
+    form a replication stream holds)."""
+    size = len(b"*%d\r\n" % len(argv))
+    for arg in argv:
+        size += len(b"$%d\r\n" % len(arg)) + len(arg) + 2
+    return size
