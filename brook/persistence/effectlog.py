@@ -27,12 +27,14 @@ class EffectLog:
 
     def __init__(self) -> None:
         self.buffer: list[bytes] = []
+        self.size = 0  # bytes in ``buffer`` (WAIT reads it after every write: not summed)
         self.selected_db = -1  # the database the stream's last SELECT chose (-1: none yet)
         self.transaction: list[bytes] | None = None  # effects of the EXEC or script being run
 
     def feed(self, db_index: int, commands: Sequence[list[bytes]]) -> None:
         """Append the effects of one command run in database ``db_index``."""
         target = self.transaction if self.transaction is not None else self.buffer
+        start = len(target)
         if db_index != self.selected_db:
             target.append(select_command(db_index))
             self.selected_db = db_index
@@ -44,19 +46,22 @@ class EffectLog:
         else:
             for argv in commands:
                 target.append(encode_command(argv))
+        if target is self.buffer:
+            self.size += sum(map(len, target[start:]))
 
     def feed_encoded(self, db_index: int, payload: bytes) -> None:
         """Append one command a hot path encoded itself (see ``aof.encode_xadd``)."""
-        target = self.transaction if self.transaction is not None else self.buffer
+        transaction = self.transaction
+        target = transaction if transaction is not None else self.buffer
         if db_index != self.selected_db:
-            target.append(select_command(db_index))
+            selected = select_command(db_index)
+            target.append(selected)
             self.selected_db = db_index
+            if transaction is None:
+                self.size += len(selected)
         target.append(payload)
-
-    def feed_raw(self, payload: bytes) -> None:
-        """Append a command that belongs to no database (the replication stream's PING and
-        REPLCONF GETACK): no SELECT before it."""
-        self.buffer.append(payload)
+        if transaction is None:
+            self.size += len(payload)
 
     def begin_transaction(self) -> None:
         """EXEC (or a script) starts: its effects are collected, then go out as one
@@ -73,8 +78,10 @@ class EffectLog:
             self.buffer.append(_MULTI)
             self.buffer.extend(effects)
             self.buffer.append(_EXEC)
+            self.size += len(_MULTI) + len(_EXEC)
         else:
             self.buffer.extend(effects)
+        self.size += sum(map(len, effects))
 
     def force_select(self) -> None:
         """The next effect starts with a SELECT (a new reader of the stream starts here: a
@@ -82,7 +89,7 @@ class EffectLog:
         self.selected_db = -1
 
     def buffered_bytes(self) -> int:
-        return sum(map(len, self.buffer))
+        return self.size
 
     def take(self) -> bytes:
         """The bytes fed since the last call (empty: nothing changed)."""
@@ -91,4 +98,5 @@ class EffectLog:
             return b""
         payload = b"".join(buffer) if len(buffer) > 1 else buffer[0]
         buffer.clear()
+        self.size = 0
         return payload

@@ -1,0 +1,26 @@
+"""The effect log counts the bytes it holds as it grows (WAIT reads the count after every
+write), and the count is what :meth:`take` hands out."""
+
+from __future__ import annotations
+
+from brook.persistence.aof import encode_command
+from brook.persistence.effectlog import EffectLog
+
+
+def test_the_byte_count_follows_every_way_of_feeding() -> None:
+    log = EffectLog()
+    assert log.buffered_bytes() == 0 and log.take() == b""
+    log.feed(0, ([b"SET", b"k", b"v"],))
+    log.feed(3, ([b"DEL", b"a"], [b"DEL", b"b"]))  # a SELECT, then MULTI ... EXEC
+    log.feed_encoded(3, encode_command([b"XADD", b"s", b"1-1", b"f", b"v"]))
+    log.feed_encoded(5, encode_command([b"XADD", b"s", b"1-2", b"f", b"v"]))
+    log.begin_transaction()
+    log.feed(5, ([b"INCR", b"n"],))
+    log.feed_encoded(1, encode_command([b"XADD", b"t", b"1-1", b"f", b"v"]))
+    assert log.buffered_bytes() == len(b"".join(log.buffer))  # the transaction waits
+    log.end_transaction()
+    counted = log.buffered_bytes()
+    payload = log.take()
+    assert counted == len(payload) > 0
+    assert payload.count(b"MULTI") == 2 and payload.count(b"SELECT") == 4
+    assert log.buffered_bytes() == 0
