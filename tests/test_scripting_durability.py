@@ -14,6 +14,7 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,18 @@ def aof_server(tmp_path: Path):  # type: ignore[no-untyped-def]
     proc.stop()
 
 
+@pytest.fixture
+def spawned() -> Iterator[list[ServerProcess]]:
+    """Servers a test starts again (restarts): stopped when it ends, whatever happened."""
+    started: list[ServerProcess] = []
+    yield started
+    for proc in started:
+        proc.stop()
+
+
 def test_script_effects_are_one_transaction_in_the_aof(aof_server: ServerProcess,
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path,
+                                                       spawned: list[ServerProcess]) -> None:
     r = aof_server.client()
     r.eval("redis.call('set', 'a', '1') redis.call('incr', 'a') "
            "redis.call('xadd', 's', '*', 'f', 'v') redis.call('select', 3) "
@@ -55,7 +66,8 @@ def test_script_effects_are_one_transaction_in_the_aof(aof_server: ServerProcess
     r.select(3)
     listed = r.lrange("l", 0, -1)
     r.close()
-    again = restart(aof_server, tmp_path).client()
+    spawned.append(restart(aof_server, tmp_path))
+    again = spawned[-1].client()
     assert again.mget("a", "b") == [b"2", b"1"]
     assert again.xrange("s") == stream
     again.select(3)
@@ -63,7 +75,8 @@ def test_script_effects_are_one_transaction_in_the_aof(aof_server: ServerProcess
     again.close()
 
 
-def test_a_script_killed_with_the_process_leaves_nothing(tmp_path: Path) -> None:
+def test_a_script_killed_with_the_process_leaves_nothing(tmp_path: Path,
+                                                        spawned: list[ServerProcess]) -> None:
     proc = start_brook(tmp_path, *AOF_ARGS, "--busy-reply-threshold", "50")
     r = proc.client()
     r.set("before", "1")
@@ -89,7 +102,8 @@ def test_a_script_killed_with_the_process_leaves_nothing(tmp_path: Path) -> None
     names = [c[0] for c in aof_commands(tmp_path / "appendonly.aof")]
     assert b"during" not in [arg for c in aof_commands(tmp_path / "appendonly.aof") for arg in c]
     assert b"MULTI" not in names
-    again = start_brook(tmp_path, *AOF_ARGS).client()
+    spawned.append(start_brook(tmp_path, *AOF_ARGS))
+    again = spawned[-1].client()
     assert again.get("before") == b"1"
     assert again.get("during") is None
     again.close()
@@ -125,17 +139,19 @@ def _ignore_errors(function, *args):  # type: ignore[no-untyped-def]
         return None
 
 
-def test_functions_survive_restart_from_the_aof(aof_server: ServerProcess,
-                                                tmp_path: Path) -> None:
+def test_functions_survive_restart_from_the_aof(aof_server: ServerProcess, tmp_path: Path,
+                                                spawned: list[ServerProcess]) -> None:
     r = aof_server.client()
     assert r.function_load(LIB) == b"counters"
     assert r.fcall("bump", 1, "n", 5) == 5
     r.close()
-    again = restart(aof_server, tmp_path).client()
+    spawned.append(restart(aof_server, tmp_path))
+    again = spawned[-1].client()
     assert again.fcall("bump", 1, "n", 2) == 7
     again.function_delete("counters")
     again.close()
-    final = restart(aof_server, tmp_path).client()
+    spawned.append(restart(spawned[-1], tmp_path))
+    final = spawned[-1].client()
     assert final.function_list() == []
     assert final.get("n") == b"7"
     final.close()
