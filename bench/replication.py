@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.memory import info
 from bench.run import free_port, machine_description, run_benchmark, wait_ready
 from bench.streams import Connection, fill, sensor_batches
 
@@ -52,22 +53,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
-def replication_info(conn: Connection) -> dict[str, str]:
-    text = conn.check("INFO", "replication")
-    assert isinstance(text, bytes)
-    return dict(line.split(":", 1) for line in text.decode().splitlines() if ":" in line)
-
-
-def stats_info(conn: Connection) -> dict[str, str]:
-    text = conn.check("INFO", "stats")
-    assert isinstance(text, bytes)
-    return dict(line.split(":", 1) for line in text.decode().splitlines() if ":" in line)
-
-
 def in_step(master: Connection, replica: Connection) -> bool:
-    ours = replication_info(replica)
+    ours = info(replica, "replication")
     return (ours.get("master_link_status") == "up"
-            and ours["master_repl_offset"] == replication_info(master)["master_repl_offset"])
+            and ours["master_repl_offset"] == info(master, "replication")["master_repl_offset"])
 
 
 def wait_in_step(master: Connection, replica: Connection, timeout: float = 600) -> float:
@@ -105,8 +94,8 @@ def resync(kind: str, workdir: Path, entries: int) -> list[float]:
             rconn.check("REPLICAOF", "127.0.0.1", str(master_port))
             wait_in_step(mconn, rconn)
             full = time.perf_counter() - started
-            partial_before = int(stats_info(mconn)["sync_partial_ok"])
-            offset_before = int(replication_info(mconn)["master_repl_offset"])
+            partial_before = int(info(mconn, "stats")["sync_partial_ok"])
+            offset_before = int(info(mconn, "replication")["master_repl_offset"])
             mconn.check("CLIENT", "KILL", "TYPE", "replica")
             for start_at in range(0, PARTIAL_ENTRIES, 1000):
                 payload = b"".join(
@@ -117,8 +106,8 @@ def resync(kind: str, workdir: Path, entries: int) -> list[float]:
             started = time.perf_counter()
             wait_in_step(mconn, rconn)
             partial = time.perf_counter() - started
-            partials = int(stats_info(mconn)["sync_partial_ok"]) - partial_before
-            sent = int(replication_info(mconn)["master_repl_offset"]) - offset_before
+            partials = int(info(mconn, "stats")["sync_partial_ok"]) - partial_before
+            sent = int(info(mconn, "replication")["master_repl_offset"]) - offset_before
     finally:
         stop(replica)
         stop(master)

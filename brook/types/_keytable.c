@@ -175,14 +175,19 @@ static Py_ssize_t find(const KeyTable *t, const char *key, Py_ssize_t size, uint
     }
 }
 
-static Entry *find_entry(const KeyTable *t, PyObject *key) {
+/* The slot holding ``key``: -1 when absent, -2 with an exception set (not bytes). */
+static Py_ssize_t slot_of(const KeyTable *t, PyObject *key) {
     const char *bytes;
     Py_ssize_t size;
     uint32_t hash;
     if (key_parts(key, &bytes, &size, &hash) < 0) {
-        return NULL;
+        return -2;
     }
-    Py_ssize_t at = find(t, bytes, size, hash);
+    return find(t, bytes, size, hash);
+}
+
+static Entry *find_entry(const KeyTable *t, PyObject *key) {
+    Py_ssize_t at = slot_of(t, key);
     return at < 0 ? NULL : t->slots[at];
 }
 
@@ -327,13 +332,10 @@ static int store(KeyTable *t, PyObject *key, PyObject *value) {
 }
 
 static int discard(KeyTable *t, PyObject *key) {
-    const char *bytes;
-    Py_ssize_t size;
-    uint32_t hash;
-    if (key_parts(key, &bytes, &size, &hash) < 0) {
+    Py_ssize_t at = slot_of(t, key);
+    if (at == -2) {
         return -1;
     }
-    Py_ssize_t at = find(t, bytes, size, hash);
     if (at < 0) {
         PyErr_SetObject(PyExc_KeyError, key);
         return -1;
@@ -409,13 +411,10 @@ static Py_ssize_t kt_len(KeyTable *t) {
 }
 
 static PyObject *kt_subscript(KeyTable *t, PyObject *key) {
-    const char *bytes;
-    Py_ssize_t size;
-    uint32_t hash;
-    if (key_parts(key, &bytes, &size, &hash) < 0) {
+    Py_ssize_t at = slot_of(t, key);
+    if (at == -2) {
         return NULL;
     }
-    Py_ssize_t at = find(t, bytes, size, hash);
     if (at < 0) {
         PyErr_SetObject(PyExc_KeyError, key);
         return NULL;
@@ -428,13 +427,8 @@ static int kt_ass_subscript(KeyTable *t, PyObject *key, PyObject *value) {
 }
 
 static int kt_contains(KeyTable *t, PyObject *key) {
-    const char *bytes;
-    Py_ssize_t size;
-    uint32_t hash;
-    if (key_parts(key, &bytes, &size, &hash) < 0) {
-        return -1;
-    }
-    return find(t, bytes, size, hash) >= 0;
+    Py_ssize_t at = slot_of(t, key);
+    return at == -2 ? -1 : at >= 0;
 }
 
 static PyObject *kt_keys(KeyTable *t, PyObject *Py_UNUSED(ignored)) {
@@ -472,13 +466,10 @@ static PyObject *kt_get(KeyTable *t, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
         return NULL;
     }
-    const char *bytes;
-    Py_ssize_t size;
-    uint32_t hash;
-    if (key_parts(args[0], &bytes, &size, &hash) < 0) {
+    Py_ssize_t at = slot_of(t, args[0]);
+    if (at == -2) {
         return NULL;
     }
-    Py_ssize_t at = find(t, bytes, size, hash);
     if (at < 0) {
         PyObject *fallback = nargs == 2 ? args[1] : Py_None;
         Py_INCREF(fallback);
@@ -488,13 +479,10 @@ static PyObject *kt_get(KeyTable *t, PyObject *const *args, Py_ssize_t nargs) {
 }
 
 static PyObject *kt_fetch(KeyTable *t, PyObject *key) {
-    const char *bytes;
-    Py_ssize_t size;
-    uint32_t hash;
-    if (key_parts(key, &bytes, &size, &hash) < 0) {
+    Py_ssize_t at = slot_of(t, key);
+    if (at == -2) {
         return NULL;
     }
-    Py_ssize_t at = find(t, bytes, size, hash);
     if (at < 0) {
         Py_RETURN_NONE;
     }
