@@ -4,7 +4,9 @@
 
 ``xadd``: redis-benchmark's XADD at ``-P 16`` against a master with no replica, then with one
 connected replica (a second process of the same server), medians of ``--repeat``; the ratio
-is what the replica costs the master's throughput (issue 21's target: at least 0.85).
+is what the replica costs the master's throughput (issue 21's target: at least 0.85). The CPU
+time per request of the master (without, with the replica) and of the replica says whether the
+cost is the master's own work or the replica's process competing for the cores.
 
 ``resync``: a master holding a stream of ``--entries`` entries; the time from REPLICAOF to the
 replica being in step (link up, same offset) for a full synchronisation; then the replica's
@@ -23,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.groups import process_cpu
 from bench.memory import info
 from bench.run import free_port, machine_description, run_benchmark, wait_ready
 from bench.streams import Connection, fill, sensor_batches
@@ -69,19 +72,27 @@ def wait_in_step(master: Connection, replica: Connection, timeout: float = 600) 
 
 
 def xadd_with_and_without(kind: str, workdir: Path, requests: int, repeat: int) -> list[float]:
+    """Requests/s without and with a replica (medians), and CPU µs per request: the master's
+    without and with the replica, and the replica's (all runs together)."""
     master, master_port = start(kind, workdir / "master")
     replica, replica_port = start(kind, workdir / "replica")
     try:
+        cpu = process_cpu(master.pid)
         alone = [run_benchmark(master_port, "xadd", 16, requests) for _ in range(repeat)]
+        master_alone_us = (process_cpu(master.pid) - cpu) * 1e6 / (requests * repeat)
         with Connection(master_port) as mconn, Connection(replica_port) as rconn:
             rconn.check("REPLICAOF", "127.0.0.1", str(master_port))
             wait_in_step(mconn, rconn)
+            cpu, replica_cpu = process_cpu(master.pid), process_cpu(replica.pid)
             followed = [run_benchmark(master_port, "xadd", 16, requests) for _ in range(repeat)]
             wait_in_step(mconn, rconn)
+            master_followed_us = (process_cpu(master.pid) - cpu) * 1e6 / (requests * repeat)
+            replica_us = (process_cpu(replica.pid) - replica_cpu) * 1e6 / (requests * repeat)
     finally:
         stop(replica)
         stop(master)
-    return [statistics.median(alone), statistics.median(followed)]
+    return [statistics.median(alone), statistics.median(followed), master_alone_us,
+            master_followed_us, replica_us]
 
 
 def resync(kind: str, workdir: Path, entries: int) -> list[float]:
@@ -126,12 +137,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         if "xadd" in parts:
-            print("\nXADD -P 16, requests/s (medians), master without / with one replica")
-            print(f"{'server':8} {'no replica':>12} {'one replica':>12} {'ratio':>6}")
+            print("\nXADD -P 16, requests/s (medians), master without / with one replica; "
+                  "CPU µs per request: master without / with, the replica")
+            print(f"{'server':8} {'no replica':>12} {'one replica':>12} {'ratio':>6} "
+                  f"{'cpu alone':>9} {'cpu with':>9} {'replica':>8}")
             for kind in ("brook", "redis"):
-                alone, followed = xadd_with_and_without(kind, workdir / kind, options.requests,
-                                                         options.repeat)
-                print(f"{kind:8} {alone:12,.0f} {followed:12,.0f} {followed / alone:6.2f}")
+                alone, followed, cpu_alone, cpu_with, cpu_replica = xadd_with_and_without(
+                    kind, workdir / kind, options.requests, options.repeat)
+                print(f"{kind:8} {alone:12,.0f} {followed:12,.0f} {followed / alone:6.2f} "
+                      f"{cpu_alone:9.2f} {cpu_with:9.2f} {cpu_replica:8.2f}")
         if "resync" in parts:
             print(f"\nResynchronisation, a stream of {options.entries:,} entries; partial: "
                   f"{PARTIAL_ENTRIES:,} entries written while the link was cut")

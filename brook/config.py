@@ -348,6 +348,8 @@ class Parameter:
                 f"{self.name} {shown[klass]} {format_memory(hard)} {format_memory(soft)} {seconds}"
                 for klass, (hard, soft, seconds) in value.items()  # type: ignore[attr-defined]
             ]
+        if self.name == "replicaof" and not value:
+            return []  # a master: the line goes (Redis's rewriteConfigReplicaOfOption)
         if self.kind == "memory":
             text = format_memory(int(value))  # type: ignore[call-overload]
         elif self.kind == "string":
@@ -475,6 +477,7 @@ PARAMETERS: Final[list[Parameter]] = [
     _bool("replica-announced", "yes"),
     _bool("replica-serve-stale-data", "yes", aliases=("slave-serve-stale-data",)),
     _bool("replica-read-only", "yes", aliases=("slave-read-only",)),
+    _bool("replica-ignore-maxmemory", "yes", aliases=("slave-ignore-maxmemory",)),
     _bool("repl-diskless-sync", "yes"),
     _int("repl-diskless-sync-delay", 5, 0, INT_MAX),
     _int("repl-diskless-sync-max-replicas", 0, 0, INT_MAX),
@@ -633,6 +636,7 @@ class Config:
     aof_rewrite_incremental_fsync: bool
     replica_serve_stale_data: bool
     replica_read_only: bool
+    replica_ignore_maxmemory: bool
     repl_diskless_sync: bool
     repl_diskless_sync_delay: int
     repl_diskless_sync_max_replicas: int

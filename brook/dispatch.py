@@ -451,9 +451,7 @@ class Dispatcher:
                 server.effect_log.feed(session.db.index, (request,))
         elif effects:
             server.effect_log.feed(session.db.index, effects)
-        replication = server.replication
-        if replication.backlog is not None:
-            session.woff = replication.write_offset()  # what WAIT waits for
+        session.woff = server.replication.write_offset()  # what WAIT(AOF) waits for
 
     # -- parked commands (brook.blocking) ---------------------------------------------------
 

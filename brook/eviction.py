@@ -99,9 +99,11 @@ class Evictor:
     def perform(self) -> bool:
         """Redis's performEvictions: False when memory is over the limit and could not be
         freed (commands that add memory are then refused). Nothing happens while a file is
-        loaded or a busy script yields (Redis's isSafeToPerformEvictions)."""
+        loaded or a busy script yields, nor on a replica that ignores maxmemory: its keys go
+        by its master's DELs (Redis's isSafeToPerformEvictions)."""
         server = self.server
-        if server.loading or server.script_busy is not None:
+        if server.loading or server.script_busy is not None or (
+                server.replication.is_replica and server.config.replica_ignore_maxmemory):
             return True
         excess = self.excess()
         if not excess:

@@ -56,6 +56,7 @@ def now_us() -> int:
 
 
 _loading = False
+_replica = False  # a replica: expired keys read as missing but stay until the master's DEL
 _time_snapshot: int | None = None  # µs
 
 
@@ -72,6 +73,14 @@ def expiry_now() -> int:
 def pause_expiry(paused: bool) -> None:
     global _loading
     _loading = paused
+
+
+def keep_expired_keys(replica: bool) -> None:
+    """A replica hides expired keys from its clients without deleting them (Redis's
+    expireIfNeeded on a replica): only the master's DEL removes a key, so the two datasets
+    stay the same even when their clocks disagree."""
+    global _replica
+    _replica = replica
 
 
 def snapshot_time(at_us: int | None) -> int | None:
@@ -184,11 +193,17 @@ class Database:
 
     def random_key(self) -> bytes | None:
         """A random live key; expired keys met on the way are deleted, like Redis's dbRandomKey
-        (which keeps trying until it finds a live key or the database is empty)."""
+        (which keeps trying until it finds a live key or the database is empty; a replica,
+        which keeps them, gives up after 100 tries and returns the expired key)."""
+        tries = 100
         while True:
             key = self.data.random_key()
             if key is None or not self.is_expired(key):
                 return key
+            if _replica:
+                tries -= 1
+                if not tries:
+                    return key
             self.expire_key(key)
 
     def field_index(self, key: bytes, fields: dict[bytes, object]) -> ScanIndex:
@@ -251,7 +266,10 @@ class Database:
         return True
 
     def expire_key(self, key: bytes) -> None:
-        """Delete a key whose deadline passed (lazily or from the active cycle)."""
+        """Delete a key whose deadline passed (lazily or from the active cycle); on a replica
+        the key stays (see :func:`keep_expired_keys`)."""
+        if _replica:
+            return
         if key in self.data:
             self._remove(key)
         else:

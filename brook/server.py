@@ -25,7 +25,7 @@ from brook.config import lookup as lookup_parameter
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
 from brook.eviction import Evictor, is_lfu
-from brook.keyspace import Database, Keyspace
+from brook.keyspace import Database, Keyspace, keep_expired_keys
 from brook.memory import MemoryAccount
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
@@ -566,8 +566,16 @@ class Server:
         self.propagating = self.aof is not None or (
             replication.backlog is not None and not replication.is_replica)
 
+    def propagate_to_replicas(self, db_index: int, command: list[bytes]) -> None:
+        """A command the replicas run but the AOF leaves out (PUBLISH: their subscribers get
+        the message too, as with Redis's PROPAGATE_REPL)."""
+        replication = self.replication
+        if replication.backlog is not None and not replication.is_replica:
+            self.effect_log.feed_replication_only(db_index, command)
+
     def refresh_replication_checks(self) -> None:
         config = self.config
+        keep_expired_keys(self.replication.is_replica)
         checks = self.replication.is_replica or bool(
             config.min_replicas_to_write and config.min_replicas_max_lag)
         if checks != self.replication_checks:
@@ -615,19 +623,26 @@ class Server:
         """Hand what the effect log holds to the AOF (before the replies that depend on it go
         out). A failed write keeps the data pending and refuses writes (MISCONF) until a retry
         succeeds."""
-        payload = self.effect_log.take()
+        payload, aof_payload = self.effect_log.take()
         replication = self.replication
-        if payload and replication.backlog is not None and not replication.is_replica:
-            replication.feed(payload)
         aof = self.aof
+        if payload and not replication.is_replica:
+            if replication.backlog is not None:
+                replication.feed(payload)
+            elif aof is not None:
+                # No replicas: the offset still moves, so WAITAOF can tell what is fsynced
+                # (Redis 7.2+ adds one per command then).
+                replication.offset += 1
         if aof is None:
             return
-        if not aof.write(payload) and aof.fsync_policy == "always":
+        if not aof.write(aof_payload, replication.offset) and aof.fsync_policy == "always":
             # Redis exits here: a write it cannot persist must not be acknowledged.
             self.log("warning", "Can't persist to the AOF with appendfsync always: "
                      f"{aof.last_write_error}. Exiting...")
             os._exit(1)
         self.check_aof_status()
+        if replication.waiters:
+            replication.serve_waiters()  # WAITAOF: what was just fsynced
 
     def check_aof_status(self) -> None:
         """Follow the AOF's last write or background fsync: while it fails, clients take the
@@ -713,6 +728,8 @@ class Server:
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.tick(int(time.time()))
             self.persistence.tick()
+            if self.replication.waiters:
+                self.replication.serve_waiters()  # WAITAOF: a background fsync finished
             if started - self.replication_ticked >= 1.0:  # Redis's replicationCron
                 self.replication_ticked = started
                 self.replication.tick()

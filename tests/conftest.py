@@ -92,12 +92,17 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log_path: Path) -
     raise RuntimeError(f"server did not start on port {port}:\n{log_path.read_text()}")
 
 
-def start_brook(tmp: Path, *extra: str, port: int | None = None) -> ServerProcess:
+def start_brook(tmp: Path, *extra: str, port: int | None = None,
+                config_file: Path | None = None) -> ServerProcess:
+    """A Brook server; ``config_file`` (which comes first on the command line, as Redis
+    wants it) gives it a file for CONFIG REWRITE."""
     port = port or free_port()
     log_path = tmp / f"brook-{port}.log"
     handle = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
+    first = [str(config_file)] if config_file is not None else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "brook", "--port", str(port), "--enable-debug-command", "yes", *extra],
+        [sys.executable, "-m", "brook", *first, "--port", str(port), "--enable-debug-command",
+         "yes", *extra],
         stdout=handle, stderr=subprocess.STDOUT, cwd=tmp,
     )
     wait_for_port(port, process, log_path)
@@ -124,15 +129,16 @@ def redis_binary() -> str | None:
     return shutil.which("redis-server")
 
 
-def start_redis(tmp: Path, *extra: str) -> ServerProcess:
+def start_redis(tmp: Path, *extra: str, config_file: Path | None = None) -> ServerProcess:
     binary = redis_binary()
     if binary is None:
         raise FileNotFoundError("redis-server")
     port = free_port()
     log_path = tmp / f"redis-{port}.log"
     handle = open(log_path, "wb")  # noqa: SIM115
+    first = [str(config_file)] if config_file is not None else []
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--enable-debug-command", "yes",
+        [binary, *first, "--port", str(port), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--enable-debug-command", "yes",
          *extra],
         stdout=handle, stderr=subprocess.STDOUT, cwd=tmp,
     )

@@ -8,6 +8,7 @@ Redis master, nor the reverse: full synchronisation sends each server's own snap
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import threading
 import time
@@ -49,13 +50,13 @@ def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def start(kind: str, tmp: Path, *extra: str) -> ServerProcess:
+def start(kind: str, tmp: Path, *extra: str, config_file: Path | None = None) -> ServerProcess:
     if kind == "brook":
-        return start_brook(tmp, "--save", "", *extra)
+        return start_brook(tmp, "--save", "", *extra, config_file=config_file)
     if redis_binary() is None:
         pytest.skip("redis-server is not installed")
     # Redis's default diskless sync waits 5 s for more replicas: start at once instead.
-    return start_redis(tmp, "--repl-diskless-sync-delay", "0", *extra)
+    return start_redis(tmp, "--repl-diskless-sync-delay", "0", *extra, config_file=config_file)
 
 
 def _info_lines(client: redis.Redis) -> list[str]:
@@ -271,6 +272,183 @@ def test_promotion_keeps_the_history_as_replid2(pair: Pair) -> None:
     assert pair.replica.set("now", "writable")
 
 
+def test_publish_reaches_the_replica_s_subscribers(pair: Pair) -> None:
+    """PUBLISH goes down the stream (Sentinel's hello messages reach replicas' subscribers
+    this way), in the database it was run in."""
+    listener = pair.replica_process.client().pubsub()
+    listener.subscribe("news")
+    assert listener.get_message(timeout=5)["type"] == "subscribe"
+    pair.master_process.client(db=2).publish("news", "from db 2")
+    pair.master.publish("news", "from db 0")
+    received = [listener.get_message(timeout=5) for _ in range(2)]
+    assert [message["data"] for message in received] == [b"from db 2", b"from db 0"]
+    pair.master.set("k", "v")
+    pair.sync()
+    assert pair.replica.get("k") == b"v"
+    listener.close()
+
+
+def test_a_replica_hides_expired_keys_until_the_master_deletes_them(pair: Pair) -> None:
+    pair.master.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    pair.master.set("short", "v", px=100)
+    pair.master.set("kept", "v")
+    pair.sync()
+    time.sleep(0.2)
+    assert pair.replica.get("short") is None  # expired for its readers ...
+    assert pair.replica.exists("short") == 0
+    assert pair.replica.keys("*") == [b"kept"]
+    assert pair.replica.dbsize() == 2  # ... but still there: only the master's DEL removes it
+    assert pair.master.get("short") is None  # the master expires it and sends the DEL
+    pair.sync()
+    assert pair.replica.dbsize() == 1
+
+
+def test_config_rewrite_follows_the_role(kind: str, tmp_path: Path) -> None:
+    """CONFIG GET and REWRITE show the master being followed now, and a promoted replica's
+    file loses its replicaof line (Sentinel rewrites configs across failovers)."""
+    (tmp_path / "master").mkdir()
+    (tmp_path / "replica").mkdir()
+    master = start(kind, tmp_path / "master")
+    config_file = tmp_path / "replica" / "server.conf"
+    config_file.write_text("# the replica\nreplicaof 127.0.0.1 1\n")
+    replica_process = start(kind, tmp_path / "replica", config_file=config_file)
+    try:
+        replica = replica_process.client()
+        assert replica.config_get("replicaof") == {"replicaof": "127.0.0.1 1"}
+        replica.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        assert replica.config_get("replicaof") == {"replicaof": f"127.0.0.1 {master.port}"}
+        assert replica.config_rewrite()
+        lines = config_file.read_text().splitlines()
+        assert lines[:2] == ["# the replica", f"replicaof 127.0.0.1 {master.port}"]
+        assert sum(line.startswith("replicaof") for line in lines) == 1
+        replica.execute_command("REPLICAOF", "NO", "ONE")
+        assert replica.config_get("replicaof") == {"replicaof": ""}
+        assert replica.config_rewrite()
+        lines = config_file.read_text().splitlines()
+        assert lines[0] == "# the replica"
+        assert not any(line.startswith(("replicaof", "slaveof")) for line in lines)
+    finally:
+        replica_process.stop()
+        master.stop()
+
+
+def test_sentinel_s_promotion_transaction(pair: Pair) -> None:
+    """What Sentinel sends to promote a replica: the role change, the config rewrite (no file
+    here: its error), and the other clients disconnected, the sender kept."""
+    other = RawConnection(pair.replica_process.port)
+    listener = RawConnection(pair.replica_process.port)
+    listener.call("SUBSCRIBE", "ch")
+    sentinel = RawConnection(pair.replica_process.port)
+    try:
+        for command in (["MULTI"], ["SLAVEOF", "NO", "ONE"], ["CONFIG", "REWRITE"],
+                        ["CLIENT", "KILL", "TYPE", "normal"], ["CLIENT", "KILL", "TYPE", "pubsub"]):
+            sentinel.call(*command)
+        reply = sentinel.call("EXEC")
+        assert isinstance(reply, list)
+        assert reply[0] == b"OK"
+        assert str(reply[1]).startswith("ERR The server is running without a config file")
+        assert reply[2] >= 1 and reply[3] == 1  # the other clients, the subscriber
+        assert sentinel.call("PING") == b"PONG"
+        assert sentinel.call("ROLE")[0] == b"master"
+        assert other.read(timeout=2) == listener.read(timeout=2) == b"<CLOSED>"
+    finally:
+        for connection in (other, listener, sentinel):
+            connection.close()
+
+
+def test_a_replica_without_its_master_serves_stale_data_or_refuses(pair: Pair) -> None:
+    pair.master.set("k", "v")
+    pair.sync()
+    pair.master_process.stop()
+    wait_until(lambda: info(pair.replica)["master_link_status"] == "down")
+    assert pair.replica.get("k") == b"v"  # replica-serve-stale-data yes, the default
+    pair.replica.config_set("replica-serve-stale-data", "no")
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="^MASTERDOWN Link with MASTER is down and "
+                             "replica-serve-stale-data is set to 'no'.$"):
+        pair.replica.get("k")
+    assert info(pair.replica)["role"] == "slave"  # INFO is allowed
+    assert "master_link_down_since_seconds" in info(pair.replica)
+
+
+def test_min_replicas_to_write(pair: Pair) -> None:
+    master = pair.master
+    master.config_set("min-replicas-to-write", "2")
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="^NOREPLICAS Not enough good replicas to write.$"):
+        master.set("k", "v")
+    assert master.get("k") is None  # reads go on
+    assert info(master)["min_slaves_good_slaves"] == "1"
+    master.config_set("min-replicas-to-write", "1")
+    assert master.set("k", "v")
+    master.config_set("min-replicas-to-write", "0")
+
+
+def test_a_silent_master_times_out(pair: Pair) -> None:
+    """repl-timeout: a master that sends nothing (stopped, not closed) is dropped; when it
+    comes back, the replica resumes with a partial resync."""
+    pair.master.set("k", "v")
+    pair.sync()
+    pair.replica.config_set("repl-timeout", "1")
+    pair.master_process.process.send_signal(signal.SIGSTOP)
+    try:
+        wait_until(lambda: info(pair.replica)["master_link_status"] == "down", timeout=10)
+    finally:
+        pair.master_process.process.send_signal(signal.SIGCONT)
+    pair.master.set("k", "after")
+    pair.sync()
+    assert pair.replica.get("k") == b"after"
+
+
+def test_waitaof_counts_what_is_fsynced(kind: str, tmp_path: Path) -> None:
+    """WAITAOF (Redis 7.2+): the local AOF (fsync always: at once) and replicas' AOFs (fsync
+    every second, told by REPLCONF ACK ... FACK)."""
+    (tmp_path / "master").mkdir()
+    (tmp_path / "replica").mkdir()
+    master_process = start(kind, tmp_path / "master", "--appendonly", "yes",
+                           "--appendfsync", "always")
+    replica_process = start(kind, tmp_path / "replica", "--appendonly", "yes")
+    try:
+        if master_process.version < (7, 2):
+            pytest.skip("WAITAOF is Redis 7.2's")
+        master, replica = master_process.client(), replica_process.client()
+        for arguments, error in (((2, 0, 0), "^value is out of range, value must between 0 and 1$"),
+                                 ((0, -1, 0), "^value is out of range, must be positive$"),
+                                 ((0, 0, -1), "^timeout is negative$"),
+                                 (("x", 0, 0), "^value is not an integer or out of range$")):
+            with pytest.raises(redis.exceptions.ResponseError, match=error):
+                master.execute_command("WAITAOF", *arguments)
+        master.set("k", "v")
+        assert master.execute_command("WAITAOF", 1, 0, 0) == [1, 0]
+        assert master.execute_command("WAITAOF", 0, 1, 50) == [1, 0]  # no replica: times out
+        replica.execute_command("REPLICAOF", "127.0.0.1", master_process.port)
+        wait_until(lambda: synced(master, replica))
+        with pytest.raises(redis.exceptions.ResponseError,
+                           match="^WAITAOF cannot be used with replica instances"):
+            replica.execute_command("WAITAOF", 0, 0, 0)
+        master.set("k", "v2")
+        assert master.execute_command("WAITAOF", 1, 1, 10_000) == [1, 1]
+        transaction = master.pipeline()
+        # Inside MULTI it does not wait, and the transaction's own write is not in the stream
+        # yet: the connection's previous write is what it counts.
+        transaction.set("k", "v3").execute_command("WAITAOF", 0, 2, 0)
+        assert transaction.execute()[1] == [1, 1]
+        replica.config_set("appendonly", "no")
+        master.config_set("appendonly", "no")
+        with pytest.raises(redis.exceptions.ResponseError,
+                           match="^WAITAOF cannot be used when numlocal is set but appendonly "
+                                 "is disabled.$"):
+            master.execute_command("WAITAOF", 1, 0, 0)
+    finally:
+        replica_process.stop()
+        master_process.stop()
+
+
+@pytest.fixture(params=["brook", "redis"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 # -- Brook's own --------------------------------------------------------------------------
 
 @pytest.fixture
@@ -348,3 +526,48 @@ def test_the_full_sync_framing_and_the_stream(brooks: list[ServerProcess]) -> No
         while len(stream) < len(expected):
             stream += sock.recv(65536)
         assert stream == expected
+
+
+def test_a_full_sync_forks_and_the_writes_meanwhile_follow(brooks: list[ServerProcess]) -> None:
+    """The snapshot for a full synchronisation is written by a forked child, as Redis's; the
+    writes the master takes meanwhile reach the replicas after it, in order, and no dump file
+    is left (Redis's diskless sync leaves none either)."""
+    master = brooks[0].client()
+    writes = master.pipeline(transaction=False)
+    for number in range(200_000):
+        writes.set(f"key:{number}", number)
+    writes.execute()
+    forks_before = master.info("stats")["total_forks"]
+    stop = threading.Event()
+    written: list[int] = []
+
+    def write_on() -> None:
+        writer = brooks[0].client()
+        number = 0
+        while not stop.is_set():
+            writer.rpush("during", number)
+            written.append(number)
+            number += 1
+
+    thread = threading.Thread(target=write_on)
+    thread.start()
+    try:
+        replicas = [process.client() for process in brooks[1:]]
+        for replica in replicas:
+            replica.execute_command("REPLICAOF", "127.0.0.1", brooks[0].port)
+        wait_until(lambda: all(info(replica)["master_link_status"] == "up"
+                               for replica in replicas), timeout=60)
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join()
+    for replica in replicas:
+        wait_until(lambda replica=replica: synced(master, replica))
+        assert replica.dbsize() == 200_001
+        assert replica.lrange("during", 0, -1) == [b"%d" % n for n in written]
+    # One child served both: the second replica came while it ran, and was given the
+    # stream since the snapshot's offset from the backlog.
+    assert master.info("stats")["total_forks"] == forks_before + 1
+    assert brooks[0].log().count("Synchronization with replica") == 2
+    assert master.info("persistence")["rdb_bgsave_in_progress"] == 0
+    assert not list(Path(brooks[0].log_path).parent.glob("*.brook"))

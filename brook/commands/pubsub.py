@@ -131,6 +131,7 @@ def _published(client: Session, receivers: int, own: bytes) -> bytes:
          syntax="channel message")
 def publish(client: Session, args: list[bytes]) -> bytes:
     receivers, own = client.server.pubsub.publish(args[1], args[2], client)
+    client.server.propagate_to_replicas(client.db.index, args)
     return _published(client, receivers, own)
 
 
@@ -143,6 +144,7 @@ def publish(client: Session, args: list[bytes]) -> bytes:
 def spublish(client: Session, args: list[bytes]) -> bytes:
     """Without cluster mode a shard channel is just a second namespace of channels."""
     receivers, own = client.server.pubsub.spublish(args[1], args[2], client)
+    client.server.propagate_to_replicas(client.db.index, args)
     return _published(client, receivers, own)
 
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 _ADMIN: Final = "admin noscript stale no_async_loading"
 _ADMIN_ACL: Final = "@admin @slow @dangerous"
+_WAITAOF_ON_REPLICA: Final = (
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+    "replicas are just local and are not propagated.")
 _ALREADY: Final = b"+OK Already connected to specified master\r\n"
 _WAIT_ON_REPLICA: Final = (
     "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
@@ -85,8 +88,13 @@ def replconf(client: Session, args: list[bytes]) -> bytes:
         elif option == b"ack":
             if client.is_replica:
                 offset = parse_strict_int(value)  # a bad one is dropped silently
+                aof_offset = None
+                if len(args) > position + 3 and args[position + 2].lower() == b"fack":
+                    aof_offset = parse_strict_int(args[position + 3])
+                    if aof_offset is None:
+                        return b""
                 if offset is not None:
-                    server.replication.acknowledged(client, offset)
+                    server.replication.acknowledged(client, offset, aof_offset)
             return b""  # never a reply
         elif option == b"getack":
             link = server.replication.link
@@ -157,10 +165,47 @@ def wait(client: Session, args: list[bytes]) -> bytes | None:
     count = replication.acked_count(offset)
     if count >= wanted or client.in_exec or client.in_script:
         return resp.integer(count)
+    _park(client, args, wanted, offset, -1, timeout_ms)
+    return None
+
+
+@command("waitaof", arity=4, flags="noscript", acl="@slow @connection", group="generic",
+         since="7.2.0",
+         summary="Blocks until all of the preceding write commands sent by the connection are "
+         "written to the append-only file of the master and/or replicas.",
+         complexity="O(1)", syntax="numlocal numreplicas timeout")
+def waitaof(client: Session, args: list[bytes]) -> bytes | None:
+    local = parse_int(args[1])
+    if not 0 <= local <= 1:
+        raise CommandError("ERR value is out of range, value must between 0 and 1")
+    wanted = parse_int(args[2])
+    if wanted < 0:
+        raise CommandError("ERR value is out of range, must be positive")
+    timeout_ms = parse_timeout(args[3], seconds=False)
+    server = client.server
+    replication = server.replication
+    if replication.is_replica:
+        raise CommandError(_WAITAOF_ON_REPLICA)
+    if local and server.aof is None:
+        raise CommandError("ERR WAITAOF cannot be used when numlocal is set but appendonly is "
+                           "disabled.")
+    offset = client.woff
+    reply = replication.wait_reply(wanted, offset, local)
+    if reply is not None:
+        return reply
+    if client.in_exec or client.in_script:
+        return replication.wait_timeout_reply(offset, local)
+    _park(client, args, wanted, offset, local, timeout_ms)
+    return None
+
+
+def _park(client: Session, args: list[bytes], wanted: int, offset: int, local: int,
+          timeout_ms: int) -> None:
+    """WAIT or WAITAOF waits for acknowledgements (``local`` -1: WAIT)."""
+    replication = client.server.replication
     cmd = client.last_cmd
     assert cmd is not None
     waiter = Waiter(client, cmd, args, [], POP)
-    waiter.on_timeout = lambda: resp.integer(replication.acked_count(offset))
+    waiter.on_timeout = lambda: replication.wait_timeout_reply(offset, local)
     client.server.blocking.park(waiter, timeout_ms)
-    replication.wait(waiter, wanted, offset)
-    return None
+    replication.wait(waiter, wanted, offset, local)

@@ -36,6 +36,24 @@ def encode_command(argv: list[bytes]) -> bytes:
     return b"".join(parts)
 
 
+def encoded_size(argv: list[bytes]) -> int:
+    """The bytes :func:`encode_command` makes of ``argv``, without making them (a replica
+    counts its offset this way)."""
+    size = 3 + _digits(len(argv))
+    for arg in argv:
+        length = len(arg)
+        size += length + 5 + _digits(length)
+    return size
+
+
+def _digits(number: int) -> int:
+    count = 1
+    while number >= 10:
+        number //= 10
+        count += 1
+    return count
+
+
 def _encode_into(parts: list[bytes], args: list[bytes]) -> None:
     """Append the bulk strings of ``args`` to ``parts`` (the cheapest form measured: one
     ``+=`` of a tuple per argument; slice tricks and ``%`` templates cost more)."""
@@ -89,12 +107,17 @@ class AppendOnlyFile:
         self.last_fsync = time.monotonic()
         self.fsync_thread: threading.Thread | None = None
         self.delayed_fsyncs = 0  # INFO aof_delayed_fsync
+        # Replication offsets (Redis's fsynced_reploff): where the written bytes end in the
+        # server's stream, and where those known to be on disk end (WAITAOF's local answer).
+        self.written_offset = 0
+        self.fsynced_offset = 0
 
     # -- writing ----------------------------------------------------------------------------
 
-    def write(self, payload: bytes) -> bool:
+    def write(self, payload: bytes, offset: int = -1) -> bool:
         """Write ``payload`` after anything a failed write left (before any reply of this turn
-        goes out); with ``always`` also fsync. False when the write failed (the data stays
+        goes out); with ``always`` also fsync. ``offset`` is where the payload ends in the
+        replication stream (-1: unchanged). False when the write failed (the data stays
         pending for the next try)."""
         if self.rewrite_buffer is not None and payload:
             self.rewrite_buffer.append(payload)
@@ -118,16 +141,25 @@ class AppendOnlyFile:
             self.last_write_error = err.strerror or str(err)
             return False
         self.last_write_ok = True
+        if offset >= 0:
+            self.written_offset = offset
         if self.fsync_policy == "always":
             os.fsync(self.fd)
             self.last_fsync = time.monotonic()
+            self.fsynced_offset = self.written_offset
         else:
             self.written_unsynced = True
         return True
 
-    def tick(self) -> None:
-        """Once per cron tick: ``everysec`` starts a background fsync when a second passed."""
-        if self.fsync_policy != "everysec" or not self.written_unsynced:
+    def tick(self, offset: int) -> None:
+        """Once per cron tick: ``everysec`` starts a background fsync when a second passed.
+        ``offset`` is the stream's end: when all that was written is on disk, it is fsynced
+        as far as the AOF is concerned (commands for replicas only moved it, Redis's rule)."""
+        if not self.written_unsynced:
+            if self.fsync_policy != "no" and not self.fsync_pending():
+                self.fsynced_offset = max(self.fsynced_offset, offset)
+            return
+        if self.fsync_policy != "everysec":
             return
         now = time.monotonic()
         if now - self.last_fsync < 1.0:
@@ -138,16 +170,19 @@ class AppendOnlyFile:
             return
         self.written_unsynced = False
         self.last_fsync = now
-        thread = threading.Thread(target=self._fsync_quietly, name="aof-fsync", daemon=True)
+        thread = threading.Thread(target=self._fsync_quietly, args=(self.written_offset,),
+                                  name="aof-fsync", daemon=True)
         self.fsync_thread = thread
         thread.start()
 
-    def _fsync_quietly(self) -> None:
+    def _fsync_quietly(self, offset: int) -> None:
         try:
             os.fsync(self.fd)
         except OSError as err:
             self.last_write_ok = False
             self.last_write_error = err.strerror or str(err)
+            return
+        self.fsynced_offset = offset
 
     def sync(self) -> None:
         """Write what a failed write left and fsync now (shutdown, before a rewrite swap)."""
@@ -158,6 +193,7 @@ class AppendOnlyFile:
         os.fsync(self.fd)
         self.written_unsynced = False
         self.last_fsync = time.monotonic()
+        self.fsynced_offset = self.written_offset
 
     def fsync_pending(self) -> bool:
         """INFO aof_pending_bio_fsync."""

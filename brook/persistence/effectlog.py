@@ -30,6 +30,9 @@ class EffectLog:
         self.size = 0  # bytes in ``buffer`` (WAIT reads it after every write: not summed)
         self.selected_db = -1  # the database the stream's last SELECT chose (-1: none yet)
         self.transaction: list[bytes] | None = None  # effects of the EXEC or script being run
+        # Pieces of ``buffer`` (or ``transaction``) for the replicas only, not the AOF: PUBLISH
+        # (Redis propagates it with PROPAGATE_REPL, so replicas' subscribers get it too).
+        self.replication_only: list[bytes] = []
 
     def feed(self, db_index: int, commands: Sequence[list[bytes]]) -> None:
         """Append the effects of one command run in database ``db_index``."""
@@ -48,6 +51,12 @@ class EffectLog:
                 target.append(encode_command(argv))
         if target is self.buffer:
             self.size += sum(map(len, target[start:]))
+
+    def feed_replication_only(self, db_index: int, command: list[bytes]) -> None:
+        """Append a command that the replicas run and the AOF leaves out."""
+        self.feed(db_index, (command,))
+        target = self.transaction if self.transaction is not None else self.buffer
+        self.replication_only.append(target[-1])
 
     def feed_encoded(self, db_index: int, payload: bytes) -> None:
         """Append one command a hot path encoded itself (see ``aof.encode_xadd``)."""
@@ -91,12 +100,19 @@ class EffectLog:
     def buffered_bytes(self) -> int:
         return self.size
 
-    def take(self) -> bytes:
-        """The bytes fed since the last call (empty: nothing changed)."""
+    def take(self) -> tuple[bytes, bytes]:
+        """The bytes fed since the last call, for the replicas and for the AOF (the same
+        object unless replicas-only commands were fed; empty: nothing changed)."""
         buffer = self.buffer
         if not buffer:
-            return b""
+            return b"", b""
         payload = b"".join(buffer) if len(buffer) > 1 else buffer[0]
+        aof_payload = payload
+        if self.replication_only:
+            left_out = {id(piece) for piece in self.replication_only}
+            aof_payload = b"".join(piece for piece in buffer if id(piece) not in left_out)
+            if self.transaction is None:  # (else some may still be in the transaction)
+                self.replication_only = []
         buffer.clear()
         self.size = 0
-        return payload
+        return payload, aof_payload

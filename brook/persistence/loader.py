@@ -24,13 +24,14 @@ import hiredis
 
 from brook.commands.registry import Command, CommandError
 from brook.commands.streams import append_explicit
+from brook.persistence.aof import encoded_size
 from brook.protocol.requests import is_request, parse_strict_int
 from brook.session import Session
 
 if TYPE_CHECKING:
     from brook.server import Server
 
-__all__ = ["AofError", "LoadResult", "load_file", "valid_prefix"]
+__all__ = ["AofError", "LoadResult", "apply_master_stream", "load_file", "valid_prefix"]
 
 # Bytes fed to hiredis at a time: it moves its unread buffer after every reply it returns,
 # which with 1 MiB feeds was two thirds of replaying an AOF of XADDs.
@@ -51,6 +52,34 @@ class LoadResult:
         self.commands = 0
         self.loaded_bytes = 0  # the valid prefix: everything up to the last complete command
         self.seconds = 0.0
+
+
+def apply_master_stream(replayer: Replayer, reader: hiredis.Reader, acks: list[int]) -> int:
+    """Run the complete commands ``reader`` holds of a master's replication stream; returns
+    the bytes they took (the replica's offset moves by them). Where a ``REPLCONF GETACK``
+    was, the bytes before it go to ``acks``: the replica answers with its offset there, not
+    counting the GETACK, as Redis. PING is only counted. A command that fails is logged (the
+    master ran it: the replica cannot refuse it). Compiled, with hiredis parsing: a replica
+    applies its master's writes at AOF-replay cost."""
+    used = 0
+    while True:
+        argv = reader.gets()
+        if argv is False:
+            return used
+        if not argv or not is_request(argv):
+            raise AofError("Bad protocol from MASTER: not a command")
+        size = encoded_size(argv)
+        first = argv[0]
+        if len(first) == 8 and first.lower() == b"replconf":
+            if len(argv) >= 2 and argv[1].lower() == b"getack":
+                acks.append(used)
+        elif len(first) != 4 or first.lower() != b"ping":
+            try:
+                replayer.run(argv, 0)
+            except AofError as err:
+                replayer.server.log("warning", "== CRITICAL == This replica failed to apply a "
+                                               f"command from its master: {err}")
+        used += size
 
 
 def valid_prefix(data: bytes, limit: int = -1, start: int = 0) -> tuple[int, int, str | None]:

@@ -43,8 +43,10 @@ class PersistenceError(Exception):
 class _Child:
     """A forked saver: its pid, what it writes and when it started."""
 
-    def __init__(self, kind: str, pid: int, path: str, dirty_at_fork: int) -> None:
+    def __init__(self, kind: str, pid: int, path: str, dirty_at_fork: int,
+                 for_replicas: bool = False) -> None:
         self.kind = kind  # "rdb" (snapshot) or "aof" (rewrite)
+        self.for_replicas = for_replicas  # a snapshot for replicas' full synchronisation
         self.pid = pid
         self.path = path  # the temporary file it writes
         self.dirty_at_fork = dirty_at_fork
@@ -221,11 +223,14 @@ class Persistence:
         server.last_bgsave_ok = True
         self.last_bgsave_seconds = int(seconds)
 
-    def bgsave(self) -> None:
-        """Fork a child that writes the snapshot. The caller checked no child runs."""
+    def bgsave(self, for_replicas: bool = False) -> None:
+        """Fork a child that writes the snapshot. The caller checked no child runs.
+        ``for_replicas``: the snapshot goes to the replicas waiting for a full
+        synchronisation, not to the dump file (Redis's diskless sync leaves none either)."""
         server = self.server
         temp = f"temp-{os.getpid()}.brook"
-        self.last_bgsave_try = time.monotonic()
+        if not for_replicas:
+            self.last_bgsave_try = time.monotonic()
         pid = self._fork()
         if pid == 0:
             code = 1
@@ -234,8 +239,9 @@ class Persistence:
                 code = 0
             finally:
                 os._exit(code)
-        self.child = _Child("rdb", pid, temp, server.dirty)
-        server.log("notice", f"Background saving started by pid {pid}")
+        self.child = _Child("rdb", pid, temp, server.dirty, for_replicas)
+        server.log("notice", f"Background saving started by pid {pid}"
+                   + (" for replication" if for_replicas else ""))
 
     # -- AOF rewrite ------------------------------------------------------------------------
 
@@ -319,7 +325,9 @@ class Persistence:
         self.child = None
         ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
         server = self.server
-        if child.kind == "rdb":
+        if child.for_replicas:
+            self._snapshot_for_replicas(child.path, ok)
+        elif child.kind == "rdb":
             if ok:
                 os.replace(child.path, server.config.dbfilename)
                 server.log("notice", "Background saving terminated with success")
@@ -343,6 +351,17 @@ class Persistence:
                 server.log("warning", "Background AOF rewrite terminated with error")
                 _remove(child.path)
 
+    def _snapshot_for_replicas(self, path: str, ok: bool) -> None:
+        data: bytes | None = None
+        if ok:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError as err:
+                self.server.log("warning", f"Reading the snapshot for replicas: {err}")
+        _remove(path)
+        self.server.replication.snapshot_ready(data)
+
     def _kill_child(self) -> None:
         child = self.child
         if child is None:
@@ -354,6 +373,8 @@ class Persistence:
         if child.kind == "aof" and self.server.aof is not None:
             self.server.aof.rewrite_buffer = None
         self.child = None
+        if child.for_replicas:
+            self.server.replication.snapshot_ready(None)
 
     # -- cron -------------------------------------------------------------------------------
 
@@ -363,7 +384,7 @@ class Persistence:
         if aof is not None:
             if server.aof_write_failed:
                 server.flush_effects()  # retry the write that failed
-            aof.tick()
+            aof.tick(server.replication.offset)
             server.check_aof_status()  # a background fsync may have failed
         self._reap()
         if self.child is not None:

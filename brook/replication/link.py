@@ -12,7 +12,7 @@ The stream's commands run through the AOF loader's replayer (the one path comman
 file take), with expiry paused while they run: a key the master still has is never expired by
 its replica. Their bytes count as the replica's offset and go to its own backlog. ``REPLCONF
 GETACK`` is answered with ``REPLCONF ACK <offset>`` (not counting the GETACK, as Redis), and an
-ACK goes out every second. A lost link is retried every second with PSYNC.
+ACK goes out every second. A lost link is retried with PSYNC at once, then every second.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Final
 
+import hiredis
+
 from brook import keyspace as keyspace_module
 from brook.persistence.aof import encode_command
-from brook.persistence.loader import AofError, Replayer
+from brook.persistence.loader import AofError, Replayer, apply_master_stream
 from brook.persistence.snapshot import SnapshotError, load_snapshot
-from brook.protocol.requests import ProtocolError, RequestParser
 
 if TYPE_CHECKING:
     from brook.server import Server
@@ -50,6 +51,9 @@ class MasterLink:
         self.synced = False  # a synchronisation happened: ``offset`` means something
         self.last_io = time.monotonic()
         self.down_since = 0.0
+        self.transfer_size = -1  # the snapshot being received: its size (-1: EOF-marked) ...
+        self.transfer_read = 0  # ... the bytes read of it so far
+        self.transfer_last_io = 0.0
         self.writer: asyncio.StreamWriter | None = None
         self.stopped = False
         self.task: asyncio.Task[None] | None = None
@@ -79,17 +83,20 @@ class MasterLink:
         while not self.stopped:
             try:
                 await self._session()
-            except (TimeoutError, OSError, LinkError, asyncio.IncompleteReadError, ProtocolError) as err:
+            except (TimeoutError, OSError, LinkError, asyncio.IncompleteReadError) as err:
                 if not self.stopped:
                     server.log("warning", f"Error condition on socket for SYNC with "
                                           f"{self.host}:{self.port}: {err or type(err).__name__}")
             self._close()
             if self.stopped:
                 return
-            if self.state == "connected" or not self.down_since:
+            was_connected = self.state == "connected"
+            if was_connected or not self.down_since:
                 self.down_since = time.monotonic()
             self.state = "connect"
-            await asyncio.sleep(1)
+            # A link that worked is retried at once (a partial resync picks up where it
+            # stopped); a master that cannot be reached, every second.
+            await asyncio.sleep(0 if was_connected else 1)
 
     def tick(self, now: float) -> None:
         """Once a second: an ACK, and the repl-timeout check."""
@@ -101,9 +108,15 @@ class MasterLink:
             self.send_ack()
 
     def send_ack(self) -> None:
+        """``REPLCONF ACK <offset>``, with ``FACK <offset>`` (what the AOF has fsynced, for
+        the master's WAITAOF) when this replica has an AOF."""
         writer = self.writer
         if writer is not None:
-            writer.write(encode_command([b"REPLCONF", b"ACK", b"%d" % self.offset]))
+            ack = [b"REPLCONF", b"ACK", b"%d" % self.offset]
+            aof = self.server.aof
+            if aof is not None:
+                ack += [b"FACK", b"%d" % aof.fsynced_offset]
+            writer.write(encode_command(ack))
 
     @property
     def offset(self) -> int:
@@ -157,6 +170,8 @@ class MasterLink:
             if len(parts) != 3:
                 raise LinkError(f"Bad FULLRESYNC reply: {reply!r}")
             self.state = "sync"
+            self.transfer_size, self.transfer_read = -1, 0
+            self.transfer_last_io = time.monotonic()
             data = await self._payload(reader, timeout)
             self._load(data, parts[1].decode(), int(parts[2]))
         elif reply.startswith(b"+CONTINUE"):
@@ -199,7 +214,31 @@ class MasterLink:
                 raise LinkError("Bad EOF mark from MASTER")
             data = await asyncio.wait_for(reader.readuntil(mark), timeout)
             return data[:-len(mark)]
-        return await asyncio.wait_for(reader.readexactly(int(header[1:])), timeout)
+        size = int(header[1:])
+        self.transfer_size = size
+        received = bytearray()
+        while len(received) < size:
+            # repl-timeout bounds the wait for each read, not the whole transfer (Redis's).
+            data = await asyncio.wait_for(reader.read(min(_READ_SIZE, size - len(received))),
+                                          timeout)
+            if not data:
+                raise LinkError("connection lost")
+            received += data
+            self.transfer_read = len(received)
+            self.transfer_last_io = time.monotonic()
+        return bytes(received)
+
+    def transfer_info(self, now: float) -> list[str]:
+        """INFO replication's master_sync_* lines, while a snapshot is received."""
+        size, read = self.transfer_size, self.transfer_read
+        percent = read / size * 100 if size else 0.0
+        return [
+            f"master_sync_total_bytes:{size}",
+            f"master_sync_read_bytes:{read}",
+            f"master_sync_left_bytes:{size - read}",
+            f"master_sync_perc:{percent:.2f}",
+            f"master_sync_last_io_seconds_ago:{int(now - self.transfer_last_io)}",
+        ]
 
     def _load(self, data: bytes, replid: str, offset: int) -> None:
         """Replace the dataset with the master's snapshot (nothing awaits meanwhile, so no
@@ -229,11 +268,11 @@ class MasterLink:
         replayer = replication.replayer
         if replayer is None:
             replayer = replication.replayer = Replayer(server)
-        parser = RequestParser()
-        # Received and not yet applied: a request's bytes are taken from here once it is
-        # complete (the parser keeps no bytes of a request cut between reads).
+        parser = hiredis.Reader()
+        # Received and not yet applied: the applied requests' bytes are taken from here (the
+        # parser keeps a request cut between reads until it is whole).
         pending = bytearray()
-        max_bulk = server.config.proto_max_bulk_len
+        acks: list[int] = []
         while True:
             data = await reader.read(_READ_SIZE)
             if not data:
@@ -241,39 +280,26 @@ class MasterLink:
             self.last_io = time.monotonic()
             parser.feed(data)
             pending += data
-            used = 0
             keyspace_module.pause_expiry(True)  # the master decides what expires
             try:
-                while True:
-                    argv = parser.next_request(max_bulk, False)
-                    if argv is None:
-                        break
-                    size = _encoded_size(argv)
-                    raw = bytes(pending[used:used + size])
-                    used += size
-                    name = argv[0].lower()
-                    if name == b"replconf" and len(argv) >= 2 and argv[1].lower() == b"getack":
-                        self.send_ack()
-                    elif name != b"ping":
-                        try:
-                            replayer.run(argv, 0)
-                        except AofError as err:
-                            server.log("warning", "== CRITICAL == This replica failed to apply "
-                                                  f"a command from its master: {err}")
-                    replication.feed_from_master(raw)
+                used = apply_master_stream(replayer, parser, acks)
+            except (hiredis.ProtocolError, AofError) as err:
+                raise LinkError(f"Bad protocol from MASTER: {err}") from err
             finally:
                 keyspace_module.pause_expiry(False)
-                del pending[:used]
+            fed = 0
+            for position in acks:  # answered at the offset before each GETACK
+                if position > fed:
+                    replication.feed_from_master(bytes(pending[fed:position]))
+                    fed = position
+                self.send_ack()
+            acks.clear()
+            if used > fed:
+                replication.feed_from_master(bytes(pending[fed:used]))
+            del pending[:used]
             server.blocking.serve_ready()
             server.flush_effects()  # this replica's AOF
             if server.pubsub.delivered:
                 server.flush_subscribers()
 
 
-def _encoded_size(argv: list[bytes]) -> int:
-    """The bytes of a request as a master encodes it (an array of bulk strings, the only
-    form a replication stream holds)."""
-    size = len(b"*%d\r\n" % len(argv))
-    for arg in argv:
-        size += len(b"$%d\r\n" % len(arg)) + len(arg) + 2
-    return size

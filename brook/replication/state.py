@@ -45,7 +45,8 @@ GETACK: Final = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n"
 class Replica:
     """A replica connected to this master."""
 
-    __slots__ = ("client", "port", "ip", "state", "ack_offset", "ack_time", "psync2")
+    __slots__ = ("client", "port", "ip", "state", "ack_offset", "aof_offset", "ack_time",
+                 "psync2", "pending")
 
     def __init__(self, client: Session, port: int, ip: str, psync2: bool) -> None:
         self.client = client
@@ -53,8 +54,12 @@ class Replica:
         self.ip = ip
         self.state = "online"
         self.ack_offset = 0
+        self.aof_offset = 0  # what it said is fsynced to its AOF (REPLCONF ACK ... FACK)
         self.ack_time = time.monotonic()
         self.psync2 = psync2
+        # While it waits for a forked snapshot (state "wait_bgsave"): the stream since the
+        # snapshot's offset, sent after it.
+        self.pending: list[bytes] = []
 
 
 class Replication:
@@ -73,7 +78,11 @@ class Replication:
         self.sync_full = 0
         self.sync_partial_ok = 0
         self.sync_partial_err = 0
-        self.waiters: list[tuple[Waiter, int, int]] = []  # WAIT: (waiter, replicas, offset)
+        # WAIT and WAITAOF: (waiter, replicas, offset, local); ``local`` is WAITAOF's numlocal,
+        # -1 for WAIT.
+        self.waiters: list[tuple[Waiter, int, int, int]] = []
+        # The offset a forked snapshot for replicas ends at, while its child runs.
+        self.forked_sync_offset: int | None = None
         # Runs the master's stream on a replica; kept across links, as its SELECT state is.
         self.replayer: Replayer | None = None
         self._ticks = 0
@@ -92,7 +101,10 @@ class Replication:
         backlog.append(payload)
         self.offset = backlog.offset
         for replica in self.replicas:
-            replica.client.push(payload)
+            if replica.state == "online":
+                replica.client.push(payload)
+            else:
+                replica.pending.append(payload)
 
     def feed_from_master(self, payload: bytes) -> None:
         """A replica applied ``payload`` of its master's stream: it is its own stream too
@@ -103,11 +115,18 @@ class Replication:
         backlog.append(payload)
         self.offset = backlog.offset
         for replica in self.replicas:
-            replica.client.push(payload)
+            if replica.state == "online":
+                replica.client.push(payload)
+            else:
+                replica.pending.append(payload)
 
     def write_offset(self) -> int:
-        """Where this turn's effects end in the stream (WAIT's target for their client)."""
-        return self.offset + self.server.effect_log.buffered_bytes()
+        """Where this turn's effects end in the stream (WAIT's target for their client);
+        without a backlog the turn adds one (see ``Server.flush_effects``)."""
+        buffered = self.server.effect_log.buffered_bytes()
+        if self.backlog is None:
+            return self.offset + (1 if buffered else 0)
+        return self.offset + buffered
 
     # -- serving replicas -----------------------------------------------------------------------
 
@@ -137,19 +156,62 @@ class Replication:
             self.second_repl_offset = -1
             self.backlog = Backlog(server.config.repl_backlog_size, self.offset)
             server.refresh_propagating()
+        server.effect_log.force_select()  # the stream after the snapshot starts in db 0
+        replica = self._attach(client, port, ip, psync2)
+        persistence = server.persistence
+        forked = self.forked_sync_offset
+        if forked is not None:
+            # A child is writing a snapshot for replicas already: this one gets it too,
+            # with the stream since its offset (the backlog has it, unless it was trimmed).
+            backlog = self.backlog
+            missing = backlog.since(forked + 1) if backlog is not None else None
+            if missing is not None:
+                replica.state = "wait_bgsave"
+                replica.pending = [missing] if missing else []
+                return b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), forked)
+        elif persistence.child_active() is None and server.loop is not None:
+            # A forked child writes the snapshot while this server goes on (Redis forks
+            # too); the stream from here on waits in the replica's ``pending``.
+            persistence.bgsave(for_replicas=True)
+            self.forked_sync_offset = self.offset
+            replica.state = "wait_bgsave"
+            return b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), self.offset)
+        # Another child runs (a save, a rewrite): the snapshot is written here and now.
         snapshot = io.BytesIO()
         write_snapshot(server.keyspace, snapshot, server.scripting.functions.codes())
         data = snapshot.getvalue()
-        server.effect_log.force_select()  # the replica starts in database 0
-        self._attach(client, port, ip, psync2)
         return b"+FULLRESYNC %s %d\r\n$%d\r\n%s" % (self.replid.encode(), self.offset,
                                                     len(data), data)
 
-    def _attach(self, client: Session, port: int, ip: str, psync2: bool) -> None:
+    def snapshot_ready(self, data: bytes | None) -> None:
+        """The forked snapshot is written (None: it failed, and the waiting replicas are
+        disconnected to try again): it goes to every replica waiting for it, then the
+        stream they missed meanwhile."""
+        self.forked_sync_offset = None
+        for replica in self.replicas:
+            if replica.state != "wait_bgsave":
+                continue
+            if data is None:
+                replica.client.kill()
+                continue
+            client = replica.client
+            client.push(b"$%d\r\n" % len(data))
+            client.push(data)
+            for piece in replica.pending:
+                client.push(piece)
+            replica.pending = []
+            replica.state = "online"
+            replica.ack_time = time.monotonic()
+            self.server.log("notice", f"Synchronization with replica {replica.ip}:"
+                                      f"{replica.port} succeeded")
+
+    def _attach(self, client: Session, port: int, ip: str, psync2: bool) -> Replica:
         client.is_replica = True
-        self.replicas.append(Replica(client, port, ip, psync2))
+        replica = Replica(client, port, ip, psync2)
+        self.replicas.append(replica)
         server = self.server
         server.log("notice", f"Replica {ip}:{port} asks for synchronization")
+        return replica
 
     def detach(self, client: Session) -> None:
         """A replica's connection closed."""
@@ -157,24 +219,56 @@ class Replication:
         if not self.replicas:
             self.no_replicas_since = time.monotonic()
 
-    def acknowledged(self, client: Session, offset: int) -> None:
-        """REPLCONF ACK from a replica."""
+    def acknowledged(self, client: Session, offset: int, aof_offset: int | None) -> None:
+        """REPLCONF ACK from a replica (with FACK, what its AOF has fsynced)."""
         for replica in self.replicas:
             if replica.client is client:
                 replica.ack_offset = max(replica.ack_offset, offset)
+                if aof_offset is not None:
+                    replica.aof_offset = max(replica.aof_offset, aof_offset)
                 replica.ack_time = time.monotonic()
         if self.waiters:
-            self._serve_waiters()
+            self.serve_waiters()
 
     def acked_count(self, offset: int) -> int:
         return sum(1 for replica in self.replicas
                    if replica.state == "online" and replica.ack_offset >= offset)
 
-    # -- WAIT ---------------------------------------------------------------------------------
+    def aof_acked_count(self, offset: int) -> int:
+        return sum(1 for replica in self.replicas
+                   if replica.state == "online" and replica.aof_offset >= offset)
 
-    def wait(self, waiter: Waiter, replicas: int, offset: int) -> None:
-        """A WAIT parked: the replicas are asked for their offsets now."""
-        self.waiters.append((waiter, replicas, offset))
+    # -- WAIT and WAITAOF ---------------------------------------------------------------------
+
+    def wait_reply(self, replicas: int, offset: int, local: int) -> bytes | None:
+        """The answer to a WAIT (``local`` -1) or a WAITAOF for ``offset``, None while it is
+        not satisfied."""
+        if local < 0:
+            count = self.acked_count(offset)
+            return resp.integer(count) if count >= replicas else None
+        count = self.aof_acked_count(offset)
+        fsynced = self.local_fsynced(offset)
+        if count < replicas or fsynced < local:
+            return None
+        return self.waitaof_reply(fsynced, count)
+
+    def wait_timeout_reply(self, offset: int, local: int) -> bytes:
+        if local < 0:
+            return resp.integer(self.acked_count(offset))
+        return self.waitaof_reply(self.local_fsynced(offset), self.aof_acked_count(offset))
+
+    @staticmethod
+    def waitaof_reply(fsynced: int, replicas: int) -> bytes:
+        return resp.array([resp.integer(fsynced), resp.integer(replicas)])
+
+    def local_fsynced(self, offset: int) -> int:
+        """1 when this server's AOF has fsynced its stream up to ``offset``."""
+        aof = self.server.aof
+        return int(aof is not None and aof.fsynced_offset >= offset)
+
+    def wait(self, waiter: Waiter, replicas: int, offset: int, local: int = -1) -> None:
+        """A WAIT or WAITAOF parked: the replicas are asked for their offsets now."""
+        self.waiters.append((waiter, replicas, offset, local))
         self.send_control(GETACK)
 
     def send_control(self, payload: bytes) -> None:
@@ -186,22 +280,24 @@ class Replication:
     def cancel_waits(self) -> None:
         """This master became a replica: WAITs can no longer be satisfied."""
         blocking = self.server.blocking
-        for waiter, _wanted, _offset in self.waiters:
+        for waiter, _wanted, _offset, _local in self.waiters:
             if waiter.active:
                 blocking.fail(waiter, DEMOTED)
         self.waiters = []
 
-    def _serve_waiters(self) -> None:
+    def serve_waiters(self) -> None:
+        """Answer the WAITs and WAITAOFs that acknowledgements or fsyncs satisfied."""
         blocking = self.server.blocking
         still = []
-        for waiter, wanted, offset in self.waiters:
+        for parked in self.waiters:
+            waiter, wanted, offset, local = parked
             if not waiter.active:
                 continue
-            count = self.acked_count(offset)
-            if count >= wanted:
-                blocking.answer(waiter, resp.integer(count))
+            reply = self.wait_reply(wanted, offset, local)
+            if reply is not None:
+                blocking.answer(waiter, reply)
             else:
-                still.append((waiter, wanted, offset))
+                still.append(parked)
         self.waiters = still
 
     # -- the cron ---------------------------------------------------------------------------
@@ -215,12 +311,15 @@ class Replication:
         link = self.link
         if link is not None:
             link.tick(now)
+        for replica in self.replicas:
+            if replica.state == "wait_bgsave":
+                replica.client.push(b"\n")  # Redis's keepalive while the snapshot is written
         if self.replicas and not self.is_replica and self.backlog is not None:
             period = config.repl_ping_replica_period
             if period and self._ticks % period == 0:
                 self.send_control(PING)
             for replica in list(self.replicas):
-                if now - replica.ack_time > config.repl_timeout:
+                if replica.state == "online" and now - replica.ack_time > config.repl_timeout:
                     server.log("warning", f"Disconnecting timedout replica: "
                                           f"{replica.ip}:{replica.port}")
                     replica.client.kill()
@@ -246,6 +345,7 @@ class Replication:
         was_master = not self.is_replica
         self.master_host = host
         self.master_port = port
+        server.config.replicaof = [host, str(port)]  # what CONFIG GET/REWRITE show
         if was_master:
             server.flush_effects()
             self.cancel_waits()
@@ -270,6 +370,7 @@ class Replication:
             self.link = None
         self.master_host = None
         self.master_port = 0
+        server.config.replicaof = []
         self.replid2 = self.replid
         self.second_repl_offset = self.offset + 1
         self.replid = secrets.token_hex(20)
@@ -290,6 +391,7 @@ class Replication:
         """A replica's full synchronisation: its stream starts again at ``offset``."""
         self.offset = offset
         self.backlog = Backlog(self.server.config.repl_backlog_size, offset)
+        self.forked_sync_offset = None  # a snapshot being written is of the old dataset
         if self.replayer is not None:
             self.replayer.client.db = self.server.keyspace[0]
             self.replayer.transaction = None
@@ -318,6 +420,8 @@ class Replication:
                 f"slave_read_repl_offset:{link.offset if link.synced else 1}",
                 f"slave_repl_offset:{link.offset if link.synced else 1}",
             ]
+            if link.state == "sync":
+                lines += link.transfer_info(now)
             if not connected:
                 down = link.down_since
                 lines.append("master_link_down_since_seconds:"
