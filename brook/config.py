@@ -443,6 +443,7 @@ PARAMETERS: Final[list[Parameter]] = [
     _bool("cluster-enabled", "no", mutable=False),
     _int("acllog-max-len", 128, 0, LONG_MAX),
     _str("aclfile", "", mutable=False),
+    _enum("acl-pubsub-default", "resetchannels", ("resetchannels", "allchannels")),
     _int("tracking-table-max-keys", 1000000, 0, LONG_MAX),
     _int("busy-reply-threshold", 5000, 0, LONG_MAX, aliases=("lua-time-limit",)),
     # Brook's own: the most each Lua interpreter may allocate (0: no limit); a script that
@@ -615,6 +616,7 @@ class Config:
     cluster_enabled: bool
     acllog_max_len: int
     aclfile: str
+    acl_pubsub_default: str
     tracking_table_max_keys: int
     busy_reply_threshold: int
     lua_max_memory: int

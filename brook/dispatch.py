@@ -293,6 +293,12 @@ class Dispatcher:
             return _NOAUTH
         if session.in_multi and not cmd.allowed_in_multi:
             return "ERR Command not allowed inside a transaction"
+        user = session.user
+        if not user.unrestricted:
+            denial = server.acl.check(user, cmd, args)
+            if denial is not None:
+                return server.acl_denied(session, cmd, args, denial,
+                                         "multi" if session.in_multi else "toplevel")
         # EXEC is judged by what it would run (Redis's mstate flags).
         queued = session.multi_queue if cmd is self._exec and session.in_multi else None
         if server.config.maxmemory and not session.replaying:

@@ -17,6 +17,8 @@ from collections import deque
 from typing import Final, TextIO
 
 from brook import commands, notify
+from brook.acl.rules import User
+from brook.acl.users import CHANNEL, COMMAND, KEY, Acl, Denial
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
 from brook.commands.registry import COMMANDS, Command
@@ -177,6 +179,9 @@ class Server:
         self.log_file: TextIO | None = None
         self._last_client_check = 0.0
         self._idle_cursor = 0  # where the next idle-client check starts (_close_idle_clients)
+        # Users and their rules; the default user's password is requirepass.
+        self.acl = Acl()
+        self.acl.set_default_password(config.requirepass)
         self.config.listeners.append(self._config_changed)
         self._update_thresholds()
         self.adjust_open_files_limit()
@@ -198,12 +203,8 @@ class Server:
         elif name == "slowlog-max-len":
             self.slowlog = deque(self.slowlog, maxlen=config.slowlog_max_len)
         elif name == "requirepass":
-            if not config.requirepass:
-                # Without a password every connection counts as authenticated, as in Redis.
-                for client in self.clients.values():
-                    client.authenticated = True
-            for client in self.clients.values():
-                client.refresh_mode()
+            self.acl.set_default_password(config.requirepass)
+            self.acl_user_changed(self.acl.default)
         elif name == "dir":
             try:
                 os.chdir(config.dir)
@@ -292,13 +293,64 @@ class Server:
 
     # -- clients ----------------------------------------------------------------------------------
 
+    # -- ACL --------------------------------------------------------------------------------
+
+    def acl_user_changed(self, user: User) -> None:
+        """A user's rules changed: its clients see them from their next command (Redis keeps
+        them connected); when the default user needs no password any more, every client
+        counts as authenticated, as Redis's authRequired reads it."""
+        acl = self.acl
+        if acl.default_is_open():
+            for client in self.clients.values():
+                client.authenticated = True
+        for client in list(self.clients.values()):
+            if client.user is not user and client.user is not acl.default:
+                continue
+            if client.user is user and client.is_subscribed() and not (
+                    all(acl.allows_channel(user, channel, False)
+                        for channel in (*client.channels, *client.shard_channels))
+                    and all(acl.allows_channel(user, pattern, True)
+                            for pattern in client.patterns)):
+                # A subscription its rules no longer allow: Redis closes the connection
+                # (ACLKillPubsubClientsIfNeeded).
+                client.kill()
+                continue
+            client.refresh_mode()
+
+    def acl_user_deleted(self, user: User, caller: Session) -> None:
+        """ACL DELUSER: the user's clients are closed (the caller after its reply)."""
+        for client in list(self.clients.values()):
+            if client.user is user:
+                client.user = self.acl.default
+                client.authenticated = False
+                if client is caller:
+                    client.closing = True
+                    client.refresh_mode()
+                else:
+                    client.kill()
+
+    def acl_denied(self, session: Session, cmd: Command, args: list[bytes], denial: Denial,
+                   context: str) -> str:
+        """Log a denial (ACL LOG, INFO's acl_access_denied_*) and word its -NOPERM."""
+        user = session.user
+        obj = cmd.fullname.encode() if denial.reason == COMMAND else args[denial.index]
+        if context != "lua" and not session.in_exec:
+            session.last_cmd = cmd  # Redis's lastcmd is set before the check
+        self.acl.add_log(denial.reason, context, obj, user.name.encode("utf-8", "surrogateescape"),
+                         session.info_line(time.time()), self.config.acllog_max_len)
+        if denial.reason == KEY:
+            return "NOPERM No permissions to access a key"
+        if denial.reason == CHANNEL:
+            return "NOPERM No permissions to access a channel"
+        return f"NOPERM User {user.name} has no permissions to run the '{cmd.fullname}' command"
+
     def admit(self, client: Client, peer: object) -> bytes | None:
         """Accept a new connection or return the refusal to write before closing it (a refused
         one is counted as rejected, not as received, as Redis counts them)."""
         if len(self.clients) >= self.config.maxclients:
             self.stats["rejected_connections"] += 1
             return MAX_CLIENTS_REACHED
-        if self.config.protected_mode and not self.config.requirepass and not is_loopback(peer):
+        if self.config.protected_mode and self.acl.default.nopass and not is_loopback(peer):
             self.stats["rejected_connections"] += 1
             return DENIED
         self.stats["total_connections_received"] += 1

@@ -49,7 +49,8 @@ class Session:
         self.lib_ver = b""
         self.db = server.keyspace[0]
         self.protocol = 2
-        self.authenticated = not server.config.requirepass
+        self.user = server.acl.default
+        self.authenticated = server.acl.default_is_open()
         self.in_multi = False
         self.multi_queue: list[tuple[Command, list[bytes]]] = []
         # The queued arguments' bytes: part of the query buffer for its limit (Redis 7.4).
@@ -112,6 +113,7 @@ class Session:
             self.closing
             or self.blocked is not None
             or not self.authenticated
+            or not self.user.unrestricted  # ACL checks
             or self.in_multi
             or self.reply_mode != REPLY_ON
             or self.no_touch
@@ -274,7 +276,7 @@ class Session:
             b"tot-mem=%d" % (query_buffer + argv_mem + multi_mem + pending),
             b"events=" + events.encode(),
             b"cmd=" + self.last_command.encode(),
-            b"user=default",
+            b"user=" + self.user.name.encode("utf-8", "surrogateescape"),
             b"redir=-1",
             b"resp=%d" % self.protocol,
             b"lib-name=" + self.lib_name,

@@ -179,7 +179,8 @@ _RESTORED_SETTINGS = ("maxclients", "timeout", "slowlog-log-slower-than", "slowl
                       "set-max-listpack-value", "zset-max-listpack-entries",
                       "zset-max-listpack-value", "busy-reply-threshold", "maxmemory",
                       "maxmemory-policy", "maxmemory-samples", "maxmemory-clients",
-                      "lfu-log-factor", "lfu-decay-time", "client-output-buffer-limit")
+                      "lfu-log-factor", "lfu-decay-time", "client-output-buffer-limit",
+                      "acl-pubsub-default", "acllog-max-len")
 
 
 def _reset(proc: ServerProcess) -> None:
@@ -197,6 +198,13 @@ def _reset(proc: ServerProcess) -> None:
     for name, value in proc.defaults.items():
         client.config_set(name, value)
     client.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    # ACL users a test made go, the default user is Redis's again, and so is the log.
+    users = [name for name in client.execute_command("ACL", "USERS") if name != b"default"]
+    if users:
+        client.execute_command("ACL", "DELUSER", *users)
+    client.execute_command("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*",
+                           "+@all")
+    client.execute_command("ACL", "LOG", "RESET")
     client.flushall()
     client.function_flush()
     client.script_flush()

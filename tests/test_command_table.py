@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from brook.acl.key_access import KEY_ACCESS
 from brook.docs import render_commands_markdown
 from tests.conftest import RawConnection
 
@@ -123,6 +124,37 @@ def test_every_declaration_matches_real_redis(server, redis_process):
                 mine_sub = (our_subs[sub_name][1], our_subs[sub_name][3:6])
                 if mine_sub != (sub[1], sub[3:6]):
                     differences.append(f"{sub_name}: brook {mine_sub} != redis {(sub[1], sub[3:6])}")
+    assert differences == []
+
+
+def _access(spec: list) -> str:
+    """A Redis key spec's flags as brook/acl/key_access.py writes them."""
+    fields = dict(zip(spec[::2], spec[1::2], strict=True))
+    flags = {flag.decode().upper() for flag in fields[b"flags"]}
+    text = ("R" if "ACCESS" in flags else "") + (
+        "W" if flags & {"INSERT", "DELETE", "UPDATE"} else "")
+    return text or "-"
+
+
+@pytest.mark.brook_only
+def test_acl_key_access_matches_real_redis_key_specs(server, redis_process):
+    """What ACL key permissions a command's keys need (%R~, %W~): KEY_ACCESS against the
+    flags of real Redis's key specs, first key and the others."""
+    if redis_process is None:
+        pytest.skip("redis-server is not installed")
+    theirs = _info_by_name(RawConnection(redis_process.port).call("COMMAND"))
+    entries = dict(theirs)
+    for entry in theirs.values():
+        entries.update(_info_by_name(entry[9]))
+    differences = []
+    for name, declared in sorted(KEY_ACCESS.items()):
+        reference = entries.get(name)
+        if reference is None or not reference[8]:
+            continue  # newer than the installed Redis
+        kinds = [_access(spec) for spec in reference[8]]
+        real = kinds[0] if set(kinds) == {kinds[0]} else f"{kinds[0]} {kinds[-1]}"
+        if declared != real:
+            differences.append(f"{name}: brook {declared} != redis {real}")
     assert differences == []
 
 

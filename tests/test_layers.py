@@ -116,6 +116,8 @@ RULES = [
                        "brook.dispatch")),
     ("brook.dispatch", ("brook.connection", "brook.server")),
     ("brook.keyspace", ("brook.commands", "brook.connection", "brook.server", "brook.dispatch")),
+    ("brook.acl", ("brook.server", "brook.connection", "brook.dispatch", "brook.session",
+                   "brook.keyspace")),
 ]
 
 

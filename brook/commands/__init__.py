@@ -8,6 +8,7 @@ from brook.commands import registry
 
 FAMILIES = (
     "connection",
+    "acl",
     "transactions",
     "introspection",
     "server",

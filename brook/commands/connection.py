@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hmac
+import time
 from typing import TYPE_CHECKING
 
+from brook.acl.users import AUTH
 from brook.commands.args import parse_int
 from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command, text
 from brook.config import VERSION
@@ -26,15 +27,17 @@ def check_client_name(name: bytes) -> None:
             raise CommandError(BAD_CLIENT_NAME)
 
 
-def authenticate(client: Session, username: bytes, password: bytes) -> None:
-    """Check credentials against ``requirepass`` (the only user is ``default``)."""
-    required = client.server.config.requirepass
-    valid = username == b"default" and (
-        not required or hmac.compare_digest(password, required.encode())
-    )
-    if not valid:
-        client.server.log("verbose", f"Authentication failed for client {client.addr}")
+def authenticate(client: Session, username: bytes, password: bytes, typed: bytes) -> None:
+    """Log in as the user these credentials open; a failure changes nothing and is logged
+    (ACL LOG's ``auth`` entries name the command as typed: ``AUTH``, ``hello``)."""
+    server = client.server
+    user = server.acl.authenticate(username, password)
+    if user is None:
+        server.log("verbose", f"Authentication failed for client {client.addr}")
+        server.acl.add_log(AUTH, "multi" if client.in_exec else "toplevel", typed, username,
+                           client.info_line(time.time()), server.config.acllog_max_len)
         raise CommandError(WRONGPASS)
+    client.user = user
     client.authenticated = True
     client.refresh_mode()
 
@@ -93,13 +96,13 @@ def select(client: Session, args: list[bytes]) -> bytes:
 def auth(client: Session, args: list[bytes]) -> bytes:
     if len(args) > 3:
         raise CommandError("ERR syntax error")
-    if len(args) == 2 and not client.server.config.requirepass:
+    if len(args) == 2 and client.server.acl.default.nopass:
         raise CommandError(
             "ERR AUTH <password> called without any password configured for the default user. "
             "Are you sure your configuration is correct?"
         )
     username, password = (b"default", args[1]) if len(args) == 2 else (args[1], args[2])
-    authenticate(client, username, password)
+    authenticate(client, username, password, args[0])
     return resp.OK
 
 
@@ -138,7 +141,7 @@ def hello(client: Session, args: list[bytes]) -> bytes:
             "select the RESP protocol version at the same time"
         )
     if credentials is not None:
-        authenticate(client, *credentials)
+        authenticate(client, *credentials, args[0])
     if name is not None:
         check_client_name(name)
         client.name = name
@@ -181,6 +184,7 @@ def reset(client: Session, args: list[bytes]) -> bytes:
     client.no_evict = client.no_touch = False
     if client.is_monitor:
         server.remove_monitor(client)
-    client.authenticated = not server.config.requirepass
+    client.user = server.acl.default
+    client.authenticated = server.acl.default_is_open()
     client.refresh_mode()
     return b"+RESET\r\n"

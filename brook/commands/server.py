@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from brook.acl.users import AUTH, CHANNEL, COMMAND, KEY
 from brook.build import BUILD
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
@@ -357,6 +358,9 @@ def _section_stats(server: Server) -> list[str]:
         f"{stats['client_query_buffer_limit_disconnections']}",
         "client_output_buffer_limit_disconnections:"
         f"{stats['client_output_buffer_limit_disconnections']}",
+        *(f"acl_access_denied_{name}:{server.acl.denied[reason]}"
+          for name, reason in (("auth", AUTH), ("cmd", COMMAND), ("key", KEY),
+                               ("channel", CHANNEL))),
     ]
 
 

@@ -322,6 +322,13 @@ class Engine:
         flags = cmd.flags
         if "noscript" in flags and not self.deny_script_disabled:
             return self._rejected(cmd, b"This Redis command is not allowed from script")
+        user = run.caller.user
+        if not user.unrestricted:
+            denial = server.acl.check(user, cmd, argv)
+            if denial is not None:
+                message = server.acl_denied(run.caller, cmd, argv, denial, "lua")
+                return self._rejected(cmd, b"ACL failure in script: "
+                                      + message.removeprefix("NOPERM ").encode())
         if run.read_only and (cmd.is_write or "may_replicate" in flags):
             return self._rejected(cmd, b"Write commands are not allowed from read-only scripts.")
         if cmd.is_write and not run.write_dirty and server.aof_write_failed:

@@ -1,0 +1,195 @@
+"""The users of a server, the checks a command goes through, and the ACL log.
+
+The check (Redis's ACLCheckAllUserCommandPerm): each selector in turn, the first that allows
+the command, its keys (by what the command does to each, see key_access.py) and its channels
+lets it run. When none does, the denial reported is the worst one (a channel over a key over
+the command), the later argument on a tie.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Final
+
+from brook.acl.key_access import key_needs
+from brook.acl.rules import AclRuleError, Selector, User
+from brook.commands.registry import Command
+from brook.glob import matches
+
+__all__ = ["COMMAND", "KEY", "CHANNEL", "AUTH", "Acl", "Denial", "LogEntry"]
+
+# Denial reasons, in the order Redis ranks them (ACL_DENIED_CMD < _KEY < _CHANNEL).
+COMMAND: Final = 1
+KEY: Final = 2
+CHANNEL: Final = 4
+AUTH: Final = 8
+
+REASON_NAMES: Final = {COMMAND: "command", KEY: "key", CHANNEL: "channel", AUTH: "auth"}
+
+# Commands whose arguments are Pub/Sub channels: (first channel argument, all that follow,
+# patterns, which must equal an ACL pattern rather than match it).
+_CHANNEL_ARGUMENTS: Final = {
+    "subscribe": (True, False), "ssubscribe": (True, False), "psubscribe": (True, True),
+    "publish": (False, False), "spublish": (False, False),
+}
+
+_LOG_GROUP_WINDOW_MS: Final = 60_000
+_LOG_GROUP_SCAN: Final = 10
+
+
+@dataclass
+class Denial:
+    reason: int
+    index: int  # the argument denied (0: the command)
+
+
+@dataclass
+class LogEntry:
+    """One ACL LOG entry (several identical denials within a minute are counted in one)."""
+
+    reason: str
+    context: str
+    object: bytes
+    username: bytes
+    client_info: bytes
+    entry_id: int
+    created_ms: int
+    updated_ms: int = 0
+    count: int = 1
+
+
+@dataclass
+class Acl:
+    """The users (``default`` always among them), the log and its counters."""
+
+    users: dict[str, User] = field(default_factory=dict)
+    log: list[LogEntry] = field(default_factory=list)  # newest first
+    next_entry_id: int = 0
+    denied: dict[int, int] = field(default_factory=lambda: dict.fromkeys(REASON_NAMES, 0))
+
+    def __post_init__(self) -> None:
+        default = User("default")
+        for rule in ("on", "nopass", "~*", "&*", "+@all"):
+            default.apply(rule, False)
+        self.users["default"] = default
+
+    @property
+    def default(self) -> User:
+        return self.users["default"]
+
+    def default_is_open(self) -> bool:
+        """A new connection is authenticated (the default user is on and needs no password)."""
+        default = self.default
+        return default.nopass and default.enabled
+
+    def authenticate(self, username: bytes, password: bytes) -> User | None:
+        """The user these credentials open, or None (Redis's ACLCheckUserCredentials)."""
+        user = self.users.get(username.decode("utf-8", "surrogateescape"))
+        if user is None or not user.check_password(password):
+            return None
+        return user
+
+    def set_default_password(self, password: str) -> None:
+        """``requirepass``: the default user's only password, or nopass when empty."""
+        default = self.default
+        default.apply("resetpass", False)
+        default.apply(">" + password if password else "nopass", False)
+
+    # -- SETUSER ----------------------------------------------------------------------------
+
+    def set_user(self, name: str, ops: list[str], pubsub_default_all: bool) -> User:
+        """Create or change a user; all rules apply, or none (raises AclRuleError with the
+        failing rule in ``args[1]``)."""
+        existing = self.users.get(name)
+        working = existing.copy() if existing is not None else User(name, pubsub_default_all)
+        for op in ops:
+            try:
+                working.apply(op, pubsub_default_all)
+            except AclRuleError as err:
+                raise AclRuleError(str(err), op) from err
+        if existing is None:
+            self.users[name] = working
+            return working
+        existing.replace_with(working)
+        return existing
+
+    # -- the check --------------------------------------------------------------------------
+
+    def check(self, user: User, cmd: Command, args: list[bytes]) -> Denial | None:
+        """None when ``user`` may run this request, else what it may not touch."""
+        worst: Denial | None = None
+        for selector in user.selectors:
+            denial = _check_selector(selector, cmd, args)
+            if denial is None:
+                return None
+            if worst is None or denial.reason > worst.reason or (
+                    denial.reason == worst.reason and denial.index > worst.index):
+                worst = denial
+        return worst
+
+    @staticmethod
+    def allows_channel(user: User, channel: bytes, literal: bool) -> bool:
+        """Whether some selector of ``user`` lets it use ``channel`` (a pattern subscription,
+        ``literal``, must be one of the ACL's patterns exactly)."""
+        for selector in user.selectors:
+            if selector.all_channels:
+                return True
+            if literal:
+                if channel in selector.channels:
+                    return True
+            elif any(matches(pattern, channel) for pattern in selector.channels):
+                return True
+        return False
+
+    # -- the log ----------------------------------------------------------------------------
+
+    def add_log(self, reason: int, context: str, obj: bytes, username: bytes,
+                client_info: bytes, max_len: int) -> None:
+        """Redis's addACLLogEntry: a denial like one of the ten newest within a minute of
+        its last update adds to its count and moves it to the head."""
+        self.denied[reason] += 1
+        now = int(time.time() * 1000)
+        name = REASON_NAMES[reason]
+        for position, entry in enumerate(self.log[:_LOG_GROUP_SCAN]):
+            if (entry.reason == name and entry.context == context and entry.object == obj
+                    and entry.username == username
+                    and abs(entry.updated_ms - now) <= _LOG_GROUP_WINDOW_MS):
+                entry.count += 1
+                entry.client_info = client_info
+                entry.updated_ms = now
+                self.log.insert(0, self.log.pop(position))
+                return
+        self.log.insert(0, LogEntry(name, context, obj, username, client_info,
+                                    self.next_entry_id, now, now))
+        self.next_entry_id += 1
+        del self.log[max_len:]
+
+
+def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Denial | None:
+    if not selector.all_commands and not cmd.allowed_unauthenticated and (
+            cmd.fullname not in selector.commands):
+        first_args = selector.first_args.get(cmd.fullname)
+        at = 2 if cmd.parent is not None else 1
+        if not first_args or len(args) <= at or args[at].lower() not in first_args:
+            return Denial(COMMAND, 0)
+    if not selector.all_keys and cmd.key_flags != ("not_key",):
+        patterns = selector.keys
+        for index, need in key_needs(cmd, args):
+            key = args[index]
+            if not any(flags & need == need and matches(pattern, key)
+                       for pattern, flags in patterns):
+                return Denial(KEY, index)
+    if not selector.all_channels:
+        shape = _CHANNEL_ARGUMENTS.get(cmd.fullname)
+        if shape is not None:
+            every, literal = shape
+            for index in range(1, len(args) if every else min(2, len(args))):
+                channel = args[index]
+                if literal:
+                    allowed = channel in selector.channels
+                else:
+                    allowed = any(matches(pattern, channel) for pattern in selector.channels)
+                if not allowed:
+                    return Denial(CHANNEL, index)
+    return None
