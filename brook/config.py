@@ -680,6 +680,10 @@ class Config:
         # refuse a value it cannot apply (CONFIG SET then restores every changed parameter).
         self.listeners: list[Callable[[str], None]] = []
         self.config_file: str | None = None  # absolute path, for CONFIG REWRITE and INFO
+        # ``user <name> <rule> ...`` lines (the server applies them once its commands exist),
+        # and what CONFIG REWRITE writes for users (the server's ACL LIST, set by the server).
+        self.user_lines: list[list[str]] = []
+        self.rewrite_users: Callable[[], list[str]] | None = None
         for param in PARAMETERS:
             setattr(self, param.attr, param.parse(param.default))
 
@@ -777,14 +781,21 @@ class Config:
         except OSError as err:
             raise ConfigError(f"Rewriting config file: {err.strerror}")
         positions: dict[int, Parameter] = {}  # line index -> the parameter it sets
+        user_positions: list[int] = []
         for index, line in enumerate(lines):
             if line.lstrip().startswith("#"):
                 continue
             words = split_inline_args(line.strip().encode("utf-8", "surrogateescape"))
             if words:
-                param = lookup(words[0].decode("utf-8", "replace"))
+                keyword = words[0].decode("utf-8", "replace")
+                if keyword.lower() == "user":
+                    user_positions.append(index)
+                    continue
+                param = lookup(keyword)
                 if param is not None:
                     positions[index] = param
+        # Users: the current ones (none with an ACL file).
+        users = self.rewrite_users() if self.rewrite_users is not None else []
         present = {param.name for param in positions.values()}
         replacement: dict[str, list[str]] = {}
         appended: list[str] = []
@@ -797,12 +808,19 @@ class Config:
                 appended.extend(new_lines)
         output: list[str] = []
         for index, line in enumerate(lines):
+            if index in user_positions:
+                # Each old user line takes the next user, in order (Redis's rewriteConfig);
+                # the users left over are appended.
+                if users:
+                    output.append(users.pop(0))
+                continue
             param = positions.get(index)
             if param is None:
                 output.append(line)
             elif param.name in replacement:
                 # The first line of a parameter takes all its new lines; later ones go.
                 output.extend(replacement.pop(param.name))
+        appended.extend(users)
         if appended:
             if _REWRITE_MARKER not in output:
                 if output and output[-1].strip():
@@ -932,6 +950,12 @@ class Loader:
                 self.load_file(args[0])
             except OSError as err:
                 raise ConfigError(f"Fatal error, can't open config file '{args[0]}': {err.strerror}")
+            return
+        if lowered == "user" and args:
+            if any(line[0] == args[0] for line in self.config.user_lines):
+                raise ConfigError(f"Error in user declaration '{args[0]}': Duplicate user found. "
+                                  "A user can only be defined once in config files")
+            self.config.user_lines.append(args)
             return
         param = lookup(lowered)
         if param is None:

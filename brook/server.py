@@ -17,8 +17,16 @@ from collections import deque
 from typing import Final, TextIO
 
 from brook import commands, notify
-from brook.acl.rules import User
-from brook.acl.users import CHANNEL, COMMAND, KEY, Acl, Denial
+from brook.acl.rules import AclRuleError, User
+from brook.acl.users import (
+    CHANNEL,
+    COMMAND,
+    KEY,
+    Acl,
+    AclFileError,
+    Denial,
+    read_acl_file,
+)
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
 from brook.commands.registry import COMMANDS, Command
@@ -181,7 +189,8 @@ class Server:
         self._idle_cursor = 0  # where the next idle-client check starts (_close_idle_clients)
         # Users and their rules; the default user's password is requirepass.
         self.acl = Acl()
-        self.acl.set_default_password(config.requirepass)
+        if not config.aclfile:  # (with an ACL file, requirepass is ignored, as in Redis)
+            self.acl.set_default_password(config.requirepass)
         self.config.listeners.append(self._config_changed)
         self._update_thresholds()
         self.adjust_open_files_limit()
@@ -317,7 +326,46 @@ class Server:
                 continue
             client.refresh_mode()
 
-    def acl_user_deleted(self, user: User, caller: Session) -> None:
+    def _load_users(self) -> None:
+        """The users of the ``aclfile``, or of the config file's ``user`` lines (each applied
+        as ``reset`` and its rules); a start that cannot load them stops, as Redis's."""
+        config = self.config
+        if config.aclfile and config.user_lines:
+            self.log("warning", "Configuring Brook with users defined in the config file and at "
+                     "the same setting an ACL file path is invalid. This setup is very likely "
+                     "to lead to configuration errors and security holes, please define "
+                     "either an ACL file or declare users directly in your config file, but "
+                     "not both.")
+            raise SystemExit(1)
+        if config.aclfile:
+            try:
+                self.load_acl_file(config.aclfile)
+            except AclFileError as err:
+                self.log("warning", f"Aborting Brook startup because of ACL errors: {err}")
+                raise SystemExit(1) from err
+            return
+        pubsub_all = config.acl_pubsub_default == "allchannels"
+        for name, *rules in config.user_lines:
+            try:
+                self.acl.set_user(name, ["reset", *rules], pubsub_all)
+            except AclRuleError as err:
+                message, op = err.args
+                self.log("warning", f"Error loading ACL rule '{op}' for the user named "
+                                    f"'{name}': {message}")
+                self.log("warning", "Critical error while loading ACLs. Exiting.")
+                raise SystemExit(1) from err
+        config.rewrite_users = self.acl.list_lines
+
+    def load_acl_file(self, path: str) -> None:
+        """ACL LOAD (and the start with ``aclfile``): the file's users replace all others,
+        or nothing changes (AclFileError); clients of users gone are closed."""
+        users = read_acl_file(path, self.config.acl_pubsub_default == "allchannels")
+        for user in self.acl.replace_users(users):
+            self.acl_user_deleted(user, None)
+        for user in self.acl.users.values():
+            self.acl_user_changed(user)
+
+    def acl_user_deleted(self, user: User, caller: Session | None) -> None:
         """ACL DELUSER: the user's clients are closed (the caller after its reply)."""
         for client in list(self.clients.values()):
             if client.user is user:
@@ -546,6 +594,7 @@ class Server:
         self.log("notice", f"Running mode=standalone, port={config.port}.")
         self.memory.startup = self.used_memory()
         self.log("notice", "Server initialized")
+        self._load_users()
         try:
             await self.persistence.startup()
         except PersistenceError as err:

@@ -8,10 +8,12 @@ own texts are checked against 7.0.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess
+from tests.conftest import RawConnection, ServerProcess, redis_binary, start_brook, start_redis
 
 
 def newest(server: ServerProcess) -> bool:
@@ -376,3 +378,69 @@ def test_exec_checks_again_and_subscribers_lose_their_connection(server: ServerP
     admin.execute_command("ACL", "SETUSER", "lee", "resetchannels", "&sports")
     assert admin.publish("news.today", "two") == 0  # closed during SETUSER
     listener.close()
+
+
+@pytest.mark.parametrize("kind", ["brook", "redis"])
+def test_acl_file_save_and_load(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\n")
+    if kind == "redis" and redis_binary() is None:
+        pytest.skip("redis-server is not installed")
+    start = start_brook if kind == "brook" else start_redis
+    process = start(tmp_path, "--aclfile", str(path))
+    try:
+        admin = process.client()
+        admin.execute_command("ACL", "SETUSER", "alice", "on", ">pw", "~a*", "+get")
+        assert admin.execute_command("ACL", "SAVE") == b"OK"
+        saved = path.read_text().splitlines()
+        assert [line.split()[1] for line in saved] == ["alice", "default"]
+        assert saved[0].startswith("user alice on ") and " ~a* resetchannels -@all +get" in saved[0]
+        alice = as_user(process, "alice", "pw")
+        assert alice.get("a1") is None
+        path.write_text("user bob on nopass ~* +@all\nuser default on nopass ~* &* +@all\n")
+        assert admin.execute_command("ACL", "LOAD") == b"OK"
+        assert admin.execute_command("ACL", "USERS") == [b"bob", b"default"]
+        with pytest.raises(redis.ConnectionError):  # alice is gone, and so is her connection
+            alice.get("a1")
+        path.write_text("user carol on garbage\nnotauser\n\nuser bob on +nosuch\n")
+        assert error_of(admin, "ACL", "LOAD") == (
+            f"{path}:1: Syntax error. {path}:2 should start with user keyword followed by the "
+            f"username. {path}:4: Error in applying operation '+nosuch': Unknown command or "
+            "category name in ACL. WARNING: ACL errors detected, no change to the previously "
+            "active ACL rules was performed")
+        assert admin.execute_command("ACL", "USERS") == [b"bob", b"default"]
+        path.unlink()
+        assert error_of(admin, "ACL", "LOAD") == (
+            f"Error loading ACLs, opening file '{path}': No such file or directory")
+    finally:
+        process.stop()
+
+
+@pytest.mark.parametrize("kind", ["brook", "redis"])
+def test_users_in_the_config_file_and_config_rewrite(kind: str, tmp_path: Path) -> None:
+    config = tmp_path / "server.conf"
+    config.write_text("# users\nuser alice on >pw ~a* +get\nport 0\n")
+    if kind == "redis" and redis_binary() is None:
+        pytest.skip("redis-server is not installed")
+    start = start_brook if kind == "brook" else start_redis
+    process = start(tmp_path, config_file=config)
+    try:
+        alice = as_user(process, "alice", "pw")
+        assert alice.get("a1") is None
+        admin = process.client()
+        admin.execute_command("ACL", "SETUSER", "bob", "on", "nopass", "~*", "+@all")
+        assert admin.config_rewrite()
+        lines = config.read_text().splitlines()
+        users = [line for line in lines if line.startswith("user ")]
+        assert [line.split()[1] for line in users] == ["alice", "bob", "default"]
+        assert lines[1] == users[0]  # in place of the old line; the others are appended
+        assert users[0].startswith("user alice on ")
+        alice.close()
+    finally:
+        process.stop()
+    process = start(tmp_path, config_file=config)
+    try:
+        assert process.client().execute_command("ACL", "USERS") == [b"alice", b"bob",
+                                                                    b"default"]
+    finally:
+        process.stop()

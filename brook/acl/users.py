@@ -8,16 +8,19 @@ the command), the later argument on a tie.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Final
 
 from brook.acl.key_access import key_needs
-from brook.acl.rules import AclRuleError, Selector, User
+from brook.acl.rules import NOT_FOUND, AclRuleError, Selector, User
 from brook.commands.registry import Command
 from brook.glob import matches
 
-__all__ = ["COMMAND", "KEY", "CHANNEL", "AUTH", "Acl", "Denial", "LogEntry"]
+__all__ = ["COMMAND", "KEY", "CHANNEL", "AUTH", "Acl", "AclFileError", "Denial", "LogEntry",
+           "read_acl_file", "write_acl_file"]
 
 # Denial reasons, in the order Redis ranks them (ACL_DENIED_CMD < _KEY < _CHANNEL).
 COMMAND: Final = 1
@@ -36,6 +39,10 @@ _CHANNEL_ARGUMENTS: Final = {
 
 _LOG_GROUP_WINDOW_MS: Final = 60_000
 _LOG_GROUP_SCAN: Final = 10
+
+
+class AclFileError(Exception):
+    """An ACL file that cannot be loaded or saved (the message is Redis's)."""
 
 
 @dataclass
@@ -69,10 +76,7 @@ class Acl:
     denied: dict[int, int] = field(default_factory=lambda: dict.fromkeys(REASON_NAMES, 0))
 
     def __post_init__(self) -> None:
-        default = User("default")
-        for rule in ("on", "nopass", "~*", "&*", "+@all"):
-            default.apply(rule, False)
-        self.users["default"] = default
+        self.users["default"] = _default_user()
 
     @property
     def default(self) -> User:
@@ -95,6 +99,30 @@ class Acl:
         default = self.default
         default.apply("resetpass", False)
         default.apply(">" + password if password else "nopass", False)
+
+    def sorted_users(self) -> list[User]:
+        """The users in ACL LIST's order (byte-wise by name)."""
+        return sorted(self.users.values(),
+                      key=lambda user: user.name.encode("utf-8", "surrogateescape"))
+
+    def list_lines(self) -> list[str]:
+        """ACL LIST, ACL SAVE's and CONFIG REWRITE's lines."""
+        return [f"user {user.name} {user.describe()}" for user in self.sorted_users()]
+
+    def replace_users(self, users: dict[str, User]) -> list[User]:
+        """ACL LOAD: these users now (an existing user object takes its new rules, so its
+        clients keep it); the users gone are returned (their clients must go)."""
+        gone = [user for name, user in self.users.items() if name not in users]
+        replaced: dict[str, User] = {}
+        for name, user in users.items():
+            existing = self.users.get(name)
+            if existing is not None:
+                existing.replace_with(user)
+                replaced[name] = existing
+            else:
+                replaced[name] = user
+        self.users = replaced
+        return gone
 
     # -- SETUSER ----------------------------------------------------------------------------
 
@@ -193,3 +221,94 @@ def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Deni
                 if not allowed:
                     return Denial(CHANNEL, index)
     return None
+
+
+def _default_user() -> User:
+    default = User("default")
+    for rule in ("on", "nopass", "~*", "&*", "+@all"):
+        default.apply(rule, False)
+    return default
+
+
+def read_acl_file(path: str, pubsub_default_all: bool) -> dict[str, User]:
+    """The users of an ACL file (``user <name> <rule> ...`` lines, Redis's ACLLoadFromFile:
+    words split on single spaces, no comments); every error of the file in one message,
+    as Redis reports them, and no user when there is one."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+    except OSError as err:
+        raise AclFileError(f"Error loading ACLs, opening file '{path}': {err.strerror}")
+    errors: list[str] = []
+    users: dict[str, User] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip(" \t\r\n")
+        if not line:
+            continue
+        words = line.split(" ")
+        if words[0] != "user" or len(words) < 2 or not words[1]:
+            errors.append(f"{path}:{number} should start with user keyword followed by the "
+                          "username. ")
+            continue
+        name = words[1]
+        if any(char.isspace() or char == "\0" for char in name):
+            errors.append(f"'{path}:{number}: username '{name}' contains invalid characters. ")
+            continue
+        if name in users:
+            errors.append(f"WARNING: Duplicate user '{name}' found on line {number}. ")
+            continue
+        rules = _file_rules([word.strip("\t\r\n") for word in words[2:]])
+        if rules is None:
+            errors.append(f"{path}:{number}: Unmatched parenthesis in selector definition. ")
+            continue
+        user = User(name, pubsub_default_all)
+        for rule in rules:
+            try:
+                user.apply(rule, pubsub_default_all)
+            except AclRuleError as err:
+                if str(err) == NOT_FOUND:
+                    errors.append(f"{path}:{number}: Error in applying operation '{rule}': "
+                                  f"{err}. ")
+                    continue
+                errors.append(f"{path}:{number}: {err}. ")
+                break
+        users[name] = user
+    if errors:
+        raise AclFileError("".join(errors) + "WARNING: ACL errors detected, no change to the "
+                           "previously active ACL rules was performed")
+    users.setdefault("default", _default_user())
+    return users
+
+
+def _file_rules(words: list[str]) -> list[str] | None:
+    """A line's rules, a selector spread over several words joined (None: one is unclosed)."""
+    rules: list[str] = []
+    opened: list[str] | None = None
+    for word in words:
+        if opened is not None:
+            opened.append(word)
+            if word.endswith(")"):
+                rules.append(" ".join(opened))
+                opened = None
+        elif word.startswith("(") and not word.endswith(")"):
+            opened = [word]
+        else:
+            rules.append(word)
+    return None if opened is not None else rules
+
+
+def write_acl_file(path: str, lines: list[str]) -> None:
+    """ACL SAVE: ACL LIST's lines, in a file written aside and renamed over the old one (a
+    crash leaves the old file or the new one, whole)."""
+    text = "".join(line + "\n" for line in lines)
+    temporary = f"{path}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
+    try:
+        with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise AclFileError(str(err)) from err

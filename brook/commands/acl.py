@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Final
 
 from brook.acl.rules import CATEGORIES, AclRuleError, User, category_commands
-from brook.acl.users import COMMAND, KEY, Denial
+from brook.acl.users import COMMAND, KEY, AclFileError, Denial, write_acl_file
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
@@ -138,18 +138,12 @@ def acl_getuser(client: Session, args: list[bytes]) -> bytes:
     }), client.protocol)
 
 
-def _sorted_users(client: Session) -> list[User]:
-    users = client.server.acl.users
-    return [users[name] for name in sorted(users, key=lambda name: name.encode(
-        "utf-8", "surrogateescape"))]
-
-
 @command("acl|list", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="6.0.0",
          summary="List the current ACL rules in ACL config file format",
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_list(client: Session, args: list[bytes]) -> bytes:
-    return resp.array_of_bulks(f"user {user.name} {user.describe()}".encode(
-        "utf-8", "surrogateescape") for user in _sorted_users(client))
+    return resp.array_of_bulks(line.encode("utf-8", "surrogateescape")
+                               for line in client.server.acl.list_lines())
 
 
 @command("acl|users", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="6.0.0",
@@ -157,7 +151,7 @@ def acl_list(client: Session, args: list[bytes]) -> bytes:
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_users(client: Session, args: list[bytes]) -> bytes:
     return resp.array_of_bulks(user.name.encode("utf-8", "surrogateescape")
-                               for user in _sorted_users(client))
+                               for user in client.server.acl.sorted_users())
 
 
 @command("acl|whoami", arity=2, flags=_PLAIN, acl="@slow", since="6.0.0",
@@ -279,14 +273,32 @@ def acl_log(client: Session, args: list[bytes]) -> bytes:
          summary="Reload the ACLs from the configured ACL file",
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_load(client: Session, args: list[bytes]) -> bytes:
-    raise CommandError(_NO_ACL_FILE)
+    server = client.server
+    path = server.config.aclfile
+    if not path:
+        raise CommandError(_NO_ACL_FILE)
+    try:
+        server.load_acl_file(path)
+    except AclFileError as err:
+        raise CommandError(f"ERR {err}") from err
+    return resp.OK
 
 
 @command("acl|save", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="6.0.0",
          summary="Save the current ACL rules in the configured ACL file",
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_save(client: Session, args: list[bytes]) -> bytes:
-    raise CommandError(_NO_ACL_FILE)
+    server = client.server
+    path = server.config.aclfile
+    if not path:
+        raise CommandError(_NO_ACL_FILE)
+    try:
+        write_acl_file(path, server.acl.list_lines())
+    except AclFileError as err:
+        server.log("warning", f"Saving ACL file '{path}': {err}")
+        raise CommandError("ERR There was an error trying to save the ACLs. Please check the "
+                           "server logs for more information") from err
+    return resp.OK
 
 
 @command("acl|help", arity=2, flags="loading stale", acl="@slow", since="6.0.0",
