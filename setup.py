@@ -45,6 +45,10 @@ COMPILED = [
     "brook/commands/stream_groups.py",
     "brook/types/groups.py",
     "brook/types/pel.py",
+    # ACL checks (every command of a restricted user)
+    "brook/acl/rules.py",
+    "brook/acl/key_access.py",
+    "brook/acl/users.py",
     # persistence: the AOF encoder and loader
     "brook/persistence/aof.py",
     "brook/persistence/effects.py",

@@ -156,6 +156,9 @@ class Dispatcher:
                 or cmd.handler is None
                 or not cmd.min_args <= len(request) <= cmd.max_args  # type: ignore[arg-type]
                 or over_limit and cmd.may_write
+                # ACL: a denied request goes to execute, which checks it again and refuses it.
+                or session.acl_user is not None
+                and server.acl.check(session.acl_user, cmd, request) is not None  # type: ignore[arg-type]
             ):
                 if session.closing:  # QUIT, or a protocol error: nothing more runs
                     taken -= 1
@@ -293,8 +296,8 @@ class Dispatcher:
             return _NOAUTH
         if session.in_multi and not cmd.allowed_in_multi:
             return "ERR Command not allowed inside a transaction"
-        user = session.user
-        if not user.unrestricted:
+        user = session.acl_user
+        if user is not None:
             denial = server.acl.check(user, cmd, args)
             if denial is not None:
                 return server.acl_denied(session, cmd, args, denial,

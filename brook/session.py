@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from mypy_extensions import mypyc_attr
 
 if TYPE_CHECKING:
+    from brook.acl.rules import User
     from brook.blocking import Waiter
     from brook.commands.registry import Command
     from brook.protocol.requests import RequestParser
@@ -50,6 +51,7 @@ class Session:
         self.db = server.keyspace[0]
         self.protocol = 2
         self.user = server.acl.default
+        self.acl_user: User | None = None  # the user, when its rules must be checked
         self.authenticated = server.acl.default_is_open()
         self.in_multi = False
         self.multi_queue: list[tuple[Command, list[bytes]]] = []
@@ -107,13 +109,14 @@ class Session:
 
     def refresh_mode(self) -> None:
         """Recompute whether requests may take the fast path: the one place ``slow`` is set.
-        Everything that makes a request need the general path's checks is listed here."""
+        Everything that makes a request need the general path's checks is listed here (a
+        user with ACL restrictions keeps the fast path: ``acl_user`` is checked there)."""
         server = self.server
+        self.acl_user = None if self.user.unrestricted else self.user
         self.slow = bool(
             self.closing
             or self.blocked is not None
             or not self.authenticated
-            or not self.user.unrestricted  # ACL checks
             or self.in_multi
             or self.reply_mode != REPLY_ON
             or self.no_touch

@@ -18,6 +18,9 @@ from brook.commands.registry import Command
 
 __all__ = ["KEY_ACCESS", "key_needs"]
 
+_FLAGS: Final = {"R": READ, "W": WRITE, "RW": READ | WRITE, "-": 0}
+_BITFIELD_READS: Final = frozenset({b"get", b"overflow"})
+
 KEY_ACCESS: Final[dict[str, str]] = {
     "append": "W",
     "bitcount": "R",
@@ -223,22 +226,30 @@ KEY_ACCESS: Final[dict[str, str]] = {
     "zunionstore": "W R",
 }
 
-_FLAGS: Final = {"R": READ, "W": WRITE, "RW": READ | WRITE, "-": 0}
-_BITFIELD_READS: Final = frozenset({b"get", b"overflow"})
+
+
+# KEY_ACCESS as flags: (the first key's, the others').
+_NEEDS: Final[dict[str, tuple[int, int]]] = {
+    name: (_FLAGS[access.split()[0]], _FLAGS[access.split()[-1]])
+    for name, access in KEY_ACCESS.items()
+}
 
 
 def key_needs(cmd: Command, args: list[bytes]) -> list[tuple[int, int]]:
     """(argument index, READ|WRITE needed) for each key of a request."""
-    positions = cmd.key_positions(len(args), args)
+    name = cmd.fullname
+    first_key = cmd.first_key
+    if first_key > 0 and first_key == cmd.last_key and cmd.find_keys is None:
+        positions = [first_key] if first_key < len(args) else []
+    else:
+        positions = cmd.key_positions(len(args), args)
     if not positions:
         return []
-    declared = KEY_ACCESS.get(cmd.fullname)
-    if declared is None:
+    needs = _NEEDS.get(name)
+    if needs is None:
         first = rest = READ | WRITE if cmd.is_write else READ
     else:
-        words = declared.split()
-        first, rest = _FLAGS[words[0]], _FLAGS[words[-1]]
-    name = cmd.fullname
+        first, rest = needs
     if name == "set":
         # Only SET ... GET reads the key (Redis's setGetKeys).
         first = rest = WRITE | (READ if any(arg.lower() == b"get" for arg in args[3:]) else 0)

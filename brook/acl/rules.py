@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from brook.commands.registry import COMMANDS, Command
+from brook.glob import Matcher, matcher
 
 __all__ = [
     "CATEGORIES", "READ", "WRITE", "AclRuleError", "Selector", "User", "all_commands",
@@ -92,7 +93,7 @@ class Selector:
     """What one selector allows."""
 
     __slots__ = ("commands", "all_commands", "future_commands", "first_args", "rules",
-                 "keys", "all_keys", "channels", "all_channels")
+                 "keys", "key_matchers", "all_keys", "channels", "all_channels")
 
     def __init__(self, all_channels: bool = False) -> None:
         self.commands: set[str] = set()  # full names of the allowed commands
@@ -102,6 +103,8 @@ class Selector:
         self.first_args: dict[str, set[bytes]] = {}  # +select|0: a command, for a first arg
         self.rules: list[str] = []  # the command rules as typed, lower-cased (+get, -@admin)
         self.keys: list[tuple[bytes, int]] = []  # (pattern, READ|WRITE)
+        # The same patterns compiled, for the check of every command (see key_matcher).
+        self.key_matchers: list[tuple[Matcher, int]] = []
         self.all_keys = False
         self.channels: list[bytes] = []
         self.all_channels = all_channels
@@ -114,6 +117,7 @@ class Selector:
         made.first_args = {name: set(args) for name, args in self.first_args.items()}
         made.rules = list(self.rules)
         made.keys = list(self.keys)
+        made.key_matchers = list(self.key_matchers)
         made.all_keys = self.all_keys
         made.channels = list(self.channels)
         made.all_channels = self.all_channels
@@ -131,9 +135,11 @@ class Selector:
         if lowered in ("allkeys", "~*"):
             self.all_keys = True
             self.keys = []
+            self.key_matchers = []
         elif lowered == "resetkeys":
             self.all_keys = False
             self.keys = []
+            self.key_matchers = []
         elif op.startswith(("~", "%")):
             self._add_key_pattern(op)
         elif lowered in ("allchannels", "&*"):
@@ -190,31 +196,33 @@ class Selector:
         for index, (existing, existing_flags) in enumerate(self.keys):
             if existing == pattern:
                 self.keys[index] = (pattern, existing_flags | flags)
+                self.key_matchers[index] = (self.key_matchers[index][0], existing_flags | flags)
                 return
         self.keys.append((pattern, flags))
+        self.key_matchers.append((key_matcher(pattern), flags))
 
     def _command_rule(self, allow: bool, name: str) -> None:
         if name.startswith("@"):
             category = name[1:].lower()
             if category not in CATEGORIES:
                 raise AclRuleError(NOT_FOUND)
-            for cmd in category_commands(category):
-                self._set(_family(cmd), allow)
+            for member in category_commands(category):
+                self._set(_family(member), allow)
             self._note_rule(allow, "@" + category)
             return
         if not allow:
-            cmd = find_command(name)
-            if cmd is None or "|" in name and cmd.parent is None:
+            denied = find_command(name)
+            if denied is None or "|" in name and denied.parent is None:
                 raise AclRuleError(NOT_FOUND)
-            self._set(_family(cmd), False)
-            self._note_rule(False, cmd.fullname)
+            self._set(_family(denied), False)
+            self._note_rule(False, denied.fullname)
             return
         if "|" not in name:
-            cmd = COMMANDS.get(name.lower())
-            if cmd is None:
+            allowed = COMMANDS.get(name.lower())
+            if allowed is None:
                 raise AclRuleError(NOT_FOUND)
-            self._set(_family(cmd), True)
-            self._note_rule(True, cmd.fullname)
+            self._set(_family(allowed), True)
+            self._note_rule(True, allowed.fullname)
             return
         parent_name, _, argument = name.rpartition("|")
         parent = find_command(parent_name)
@@ -284,6 +292,18 @@ class Selector:
             parts.extend("&" + _text(pattern) for pattern in self.channels)
         parts.append(self.describe_commands())
         return " ".join(parts)
+
+
+_GLOB_SPECIALS: Final = frozenset(b"*?[]\\")
+
+
+def key_matcher(pattern: bytes) -> Matcher:
+    """A predicate for one key pattern: the usual ``prefix*`` is a ``startswith``, anything
+    else Redis's glob (brook.glob)."""
+    prefix = pattern[:-1]
+    if pattern.endswith(b"*") and not _GLOB_SPECIALS.intersection(prefix):
+        return lambda key: key.startswith(prefix)
+    return matcher(pattern)
 
 
 def _key_text(pattern: bytes, flags: int) -> str:

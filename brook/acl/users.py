@@ -202,11 +202,13 @@ def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Deni
         if not first_args or len(args) <= at or args[at].lower() not in first_args:
             return Denial(COMMAND, 0)
     if not selector.all_keys and cmd.key_flags != ("not_key",):
-        patterns = selector.keys
+        patterns = selector.key_matchers
         for index, need in key_needs(cmd, args):
             key = args[index]
-            if not any(flags & need == need and matches(pattern, key)
-                       for pattern, flags in patterns):
+            for match, flags in patterns:
+                if flags & need == need and match(key):
+                    break
+            else:
                 return Denial(KEY, index)
     if not selector.all_channels:
         shape = _CHANNEL_ARGUMENTS.get(cmd.fullname)
