@@ -146,8 +146,10 @@ def stop_targets(targets: list[Target]) -> None:
         target.stop()
 
 
-def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
-    """requests/s that redis-benchmark reports for one test (``name@random``: random keys).
+def run_benchmark(port: int, test: str, pipeline: int, requests: int,
+                  login: tuple[str, str] | None = None) -> float:
+    """requests/s that redis-benchmark reports for one test (``name@random``: random keys);
+    ``login``: (user, password) its connections authenticate as.
 
     A test in ``streams.CUSTOM_TESTS`` is a custom command line; its ``prepare`` step runs first
     (outside the timing) so every sample starts from the same stream on either server.
@@ -159,6 +161,8 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int) -> float:
     ]
     if variant == "random":
         command += ["-r", str(RANDOM_KEYS)]
+    if login is not None:
+        command += ["--user", login[0], "-a", login[1]]
     custom = (streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
               or scripting.CUSTOM_TESTS.get(test))
     if custom is not None:
