@@ -467,6 +467,14 @@ class Dispatcher:
     def rerun(self, waiter: Waiter) -> bytes | None:
         """Run a parked command again to serve it; None: it still finds nothing."""
         session = waiter.client
+        user = session.acl_user
+        if user is not None:
+            # The user's rules may have changed while it waited (Redis 7.2+ checks again).
+            denial = self.server.acl.check(user, waiter.cmd, waiter.args)
+            if denial is not None:
+                message = self.server.acl_denied(session, waiter.cmd, waiter.args, denial,
+                                                 "toplevel")
+                return self.error_reply(message, waiter.cmd, rejected=True)
         session.reprocessing = True
         try:
             return self.call(session, waiter.cmd, waiter.args)

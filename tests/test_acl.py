@@ -8,6 +8,7 @@ own texts are checked against 7.0.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -522,3 +523,21 @@ def test_each_user_can_do_exactly_what_its_rules_allow(server: ServerProcess) ->
         "ops": ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "command", "command",
                 "ok", "command", "ok", "ok", "ok", "ok", "command"],
     }
+
+
+@pytest.mark.min_redis(7, 2)  # 7.0 serves the parked command whatever the rules are now
+def test_a_parked_command_is_checked_again_when_served(server: ServerProcess) -> None:
+    admin = server.client()
+    admin.execute_command("ACL", "SETUSER", "mia", "on", ">pw", "~*", "+@all")
+    raw = RawConnection(server.port)
+    assert raw.call("AUTH", "mia", "pw") == b"OK"
+    raw.send(b"*3\r\n$5\r\nBLPOP\r\n$4\r\njobs\r\n$1\r\n0\r\n")
+    wait = 0
+    while admin.info("clients")["blocked_clients"] != 1 and wait < 100:
+        time.sleep(0.02)
+        wait += 1
+    admin.execute_command("ACL", "SETUSER", "mia", "resetkeys", "~other")
+    admin.rpush("jobs", "j1")
+    assert raw.read(until=b"\r\n", timeout=5) == b"-NOPERM No permissions to access a key\r\n"
+    assert admin.lrange("jobs", 0, -1) == [b"j1"]  # the element stays
+    raw.close()
