@@ -377,8 +377,13 @@ def test_lru_keeps_recently_used_keys(own: ServerProcess):
     fill(r, 1000, prefix="hot:")
     time.sleep(1.1)
     fill(r, 5000, prefix="new:")
-    # Sampled LRU (5 keys a pick, a pool of 16) takes mostly the coldest, as Redis's does.
-    assert len(r.keys("hot:*")) / 1000 > 2 * len(r.keys("cold:*")) / 3000
+    # Sampled LRU (5 keys a pick, a pool of 16) takes mostly the coldest, as Redis's does:
+    # hot keys go at less than half the rate of cold ones. (Rates of the keys evicted, not of
+    # those kept: how many must go depends on the memory estimate, which keys go on the LRU.)
+    cold_evicted = (3000 - len(r.keys("cold:*"))) / 3000
+    hot_evicted = (1000 - len(r.keys("hot:*"))) / 1000
+    assert cold_evicted > 0.2
+    assert hot_evicted < cold_evicted / 2
 
 
 def test_lfu_keeps_frequently_used_keys(own: ServerProcess):
