@@ -19,7 +19,7 @@ from brook.glob import Matcher, matcher
 
 __all__ = [
     "CATEGORIES", "READ", "WRITE", "AclRuleError", "Selector", "User", "all_commands",
-    "category_commands", "find_command", "password_hash",
+    "category_commands", "find_command", "merge_selectors", "password_hash",
 ]
 
 READ: Final = 1
@@ -450,6 +450,25 @@ def _checked_hash(text: str) -> str:
     if len(text) != 64 or not set(text) <= _HEX:
         raise AclRuleError(BAD_HASH)
     return text
+
+
+def merge_selectors(words: list[str]) -> tuple[list[str], str | None]:
+    """Rules from words: a selector spread over several words (``(~a`` ... ``+get)``) is one
+    rule (Redis's ACLMergeSelectorArguments). Also the word that opened a selector never
+    closed (None: all closed)."""
+    rules: list[str] = []
+    opened: list[str] | None = None
+    for word in words:
+        if opened is not None:
+            opened.append(word)
+            if word.endswith(")"):
+                rules.append(" ".join(opened))
+                opened = None
+        elif word.startswith("(") and not word.endswith(")"):
+            opened = [word]
+        else:
+            rules.append(word)
+    return rules, None if opened is None else opened[0]
 
 
 def split_selector(text: str) -> list[str]:

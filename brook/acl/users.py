@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from brook.acl.key_access import key_needs
-from brook.acl.rules import NOT_FOUND, AclRuleError, Selector, User
+from brook.acl.rules import NOT_FOUND, AclRuleError, Selector, User, merge_selectors
 from brook.commands.registry import Command
 from brook.glob import matches
 
@@ -259,8 +259,8 @@ def read_acl_file(path: str, pubsub_default_all: bool) -> dict[str, User]:
         if name in users:
             errors.append(f"WARNING: Duplicate user '{name}' found on line {number}. ")
             continue
-        rules = _file_rules([word.strip("\t\r\n") for word in words[2:]])
-        if rules is None:
+        rules, unclosed = merge_selectors([word.strip("\t\r\n") for word in words[2:]])
+        if unclosed is not None:
             errors.append(f"{path}:{number}: Unmatched parenthesis in selector definition. ")
             continue
         user = User(name, pubsub_default_all)
@@ -280,23 +280,6 @@ def read_acl_file(path: str, pubsub_default_all: bool) -> dict[str, User]:
                            "previously active ACL rules was performed")
     users.setdefault("default", _default_user())
     return users
-
-
-def _file_rules(words: list[str]) -> list[str] | None:
-    """A line's rules, a selector spread over several words joined (None: one is unclosed)."""
-    rules: list[str] = []
-    opened: list[str] | None = None
-    for word in words:
-        if opened is not None:
-            opened.append(word)
-            if word.endswith(")"):
-                rules.append(" ".join(opened))
-                opened = None
-        elif word.startswith("(") and not word.endswith(")"):
-            opened = [word]
-        else:
-            rules.append(word)
-    return None if opened is not None else rules
 
 
 def write_acl_file(path: str, lines: list[str]) -> None:

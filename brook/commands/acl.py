@@ -11,7 +11,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Final
 
-from brook.acl.rules import CATEGORIES, AclRuleError, User, category_commands
+from brook.acl.rules import CATEGORIES, AclRuleError, User, category_commands, merge_selectors
 from brook.acl.users import COMMAND, KEY, AclFileError, Denial, write_acl_file
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
@@ -74,27 +74,6 @@ container("acl", group="server", acl="@slow", since="6.0.0",
           summary="A container for Access List Control commands.")
 
 
-def merge_selectors(args: list[bytes]) -> list[str]:
-    """SETUSER's arguments as rules: a selector spread over several arguments (``(~a`` ...
-    ``+get)``) is one rule (Redis's ACLMergeSelectorArguments)."""
-    rules: list[str] = []
-    opened: list[str] | None = None
-    for arg in args:
-        op = arg.decode("utf-8", "surrogateescape")
-        if opened is not None:
-            opened.append(op)
-            if op.endswith(")"):
-                rules.append(" ".join(opened))
-                opened = None
-        elif op.startswith("(") and not op.endswith(")"):
-            opened = [op]
-        else:
-            rules.append(op)
-    if opened is not None:
-        raise CommandError(f"ERR Unmatched parenthesis in acl selector starting at '{opened[0]}'.")
-    return rules
-
-
 @command("acl|setuser", arity=-3, flags=_ADMIN, acl=_ADMIN_ACL, since="6.0.0",
          summary="Modify or create the rules for a specific ACL user",
          complexity="O(N). Where N is the number of rules provided.",
@@ -104,7 +83,10 @@ def acl_setuser(client: Session, args: list[bytes]) -> bytes:
     if any(char.isspace() or char == "\0" for char in name):
         raise CommandError("ERR Usernames can't contain spaces or null characters")
     server = client.server
-    rules = merge_selectors(args[3:])
+    rules, unclosed = merge_selectors([arg.decode("utf-8", "surrogateescape")
+                                       for arg in args[3:]])
+    if unclosed is not None:
+        raise CommandError(f"ERR Unmatched parenthesis in acl selector starting at '{unclosed}'.")
     try:
         user = server.acl.set_user(name, rules, server.config.acl_pubsub_default == "allchannels")
     except AclRuleError as err:
@@ -269,16 +251,21 @@ def acl_log(client: Session, args: list[bytes]) -> bytes:
     return resp.encode(entries, client.protocol)
 
 
+def _acl_file(client: Session) -> str:
+    """The configured ACL file (LOAD and SAVE refuse to run without one)."""
+    path = client.server.config.aclfile
+    if not path:
+        raise CommandError(_NO_ACL_FILE)
+    return path
+
+
 @command("acl|load", arity=2, flags=_ADMIN, acl=_ADMIN_ACL, since="6.0.0",
          summary="Reload the ACLs from the configured ACL file",
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_load(client: Session, args: list[bytes]) -> bytes:
-    server = client.server
-    path = server.config.aclfile
-    if not path:
-        raise CommandError(_NO_ACL_FILE)
+    path = _acl_file(client)
     try:
-        server.load_acl_file(path)
+        client.server.load_acl_file(path)
     except AclFileError as err:
         raise CommandError(f"ERR {err}") from err
     return resp.OK
@@ -289,9 +276,7 @@ def acl_load(client: Session, args: list[bytes]) -> bytes:
          complexity="O(N). Where N is the number of configured users.", syntax="")
 def acl_save(client: Session, args: list[bytes]) -> bytes:
     server = client.server
-    path = server.config.aclfile
-    if not path:
-        raise CommandError(_NO_ACL_FILE)
+    path = _acl_file(client)
     try:
         write_acl_file(path, server.acl.list_lines())
     except AclFileError as err:
