@@ -398,6 +398,28 @@ PARAMETERS: Final[list[Parameter]] = [
     _str("unixsocket", "", mutable=False),
     _special("unixsocketperm", "0", parse_octal, lambda v: f"{v:o}", mutable=False),
     _bool("protected-mode", "yes"),
+    # TLS (brook.tls): a second port, and TLS links to a master
+    _int("tls-port", 0, 0, 65535),
+    _str("tls-cert-file", ""),
+    _str("tls-key-file", ""),
+    _str("tls-key-file-pass", "", sensitive=True),
+    _str("tls-client-cert-file", ""),
+    _str("tls-client-key-file", ""),
+    _str("tls-client-key-file-pass", "", sensitive=True),
+    _str("tls-dh-params-file", ""),
+    _str("tls-ca-cert-file", ""),
+    _str("tls-ca-cert-dir", ""),
+    _enum("tls-auth-clients", "yes", ("no", "yes", "optional")),
+    _str("tls-protocols", ""),
+    _str("tls-ciphers", ""),
+    _str("tls-ciphersuites", ""),
+    _bool("tls-prefer-server-ciphers", "no"),
+    _bool("tls-session-caching", "yes"),
+    _int("tls-session-cache-size", 20 * 1024, 0, INT_MAX),
+    _int("tls-session-cache-timeout", 300, 0, INT_MAX),
+    _bool("tls-replication", "no"),
+    _bool("tls-cluster", "no"),
+    _int("max-new-tls-connections-per-cycle", 1, 1, 1000),
     _int("tcp-backlog", 511, 0, INT_MAX, mutable=False),
     _int("tcp-keepalive", 300, 0, INT_MAX),
     _int("timeout", 0, 0, INT_MAX),
@@ -556,6 +578,27 @@ class Config:
     unixsocket: str
     unixsocketperm: int
     protected_mode: bool
+    tls_port: int
+    tls_cert_file: str
+    tls_key_file: str
+    tls_key_file_pass: str
+    tls_client_cert_file: str
+    tls_client_key_file: str
+    tls_client_key_file_pass: str
+    tls_dh_params_file: str
+    tls_ca_cert_file: str
+    tls_ca_cert_dir: str
+    tls_auth_clients: str
+    tls_protocols: str
+    tls_ciphers: str
+    tls_ciphersuites: str
+    tls_prefer_server_ciphers: bool
+    tls_session_caching: bool
+    tls_session_cache_size: int
+    tls_session_cache_timeout: int
+    tls_replication: bool
+    tls_cluster: bool
+    max_new_tls_connections_per_cycle: int
     requirepass: str
     maxclients: int
     timeout: int

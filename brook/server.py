@@ -11,6 +11,7 @@ import os
 import resource
 import secrets
 import signal
+import ssl
 import sys
 import time
 from collections import deque
@@ -36,6 +37,7 @@ from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
 from brook.eviction import Evictor, is_lfu
 from brook.keyspace import Database, Keyspace, keep_expired_keys
+from brook.listeners import Listeners
 from brook.memory import MemoryAccount
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
@@ -45,6 +47,7 @@ from brook.pubsub import Registry, Subscribers
 from brook.replication.state import Replication
 from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
+from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -168,7 +171,8 @@ class Server:
         self.slowlog_threshold = float("inf")
         self._slowlog_seconds = float("inf")
         self.latency_events: dict[str, LatencyEvent] = {}
-        self.listeners: list[asyncio.AbstractServer] = []
+        self.listening = Listeners(lambda: Client(self), self.log)
+        self.tls: TlsContexts | None = None  # TLS contexts, when TLS is configured
         self.loop: asyncio.AbstractEventLoop | None = None
         self.shutdown_event: asyncio.Event | None = None
         # Durability: the open AOF (None when appendonly is off) and whether commands record
@@ -207,7 +211,9 @@ class Server:
     def _config_changed(self, name: str) -> None:
         """Make a changed setting take effect now (CONFIG SET); ConfigError refuses it."""
         config = self.config
-        if name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
+        if name.startswith("tls-"):
+            self._tls_changed(name)
+        elif name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self._update_thresholds()
         elif name == "slowlog-max-len":
             self.slowlog = deque(self.slowlog, maxlen=config.slowlog_max_len)
@@ -578,11 +584,7 @@ class Server:
                 "specify a config file use brook-server /path/to/brook.conf",
             )
         self.persistence.plan_startup()
-        await self._listen_tcp()
-        if config.unixsocket:
-            await self._listen_unix()
-        if not self.listeners:
-            raise OSError("Failed listening on any address")
+        await self._listen()
         if config.pidfile:
             try:
                 with open(config.pidfile, "w", encoding="utf-8") as handle:
@@ -600,55 +602,69 @@ class Server:
         except PersistenceError as err:
             self.log("warning", str(err))
             raise SystemExit(1) from err
-        self.log("notice", "Ready to accept connections tcp")
-        if config.unixsocket:
-            self.log("notice", "Ready to accept connections unix")
+        for kind, configured in (("tcp", config.port), ("unix", config.unixsocket),
+                                 ("tls", config.tls_port)):
+            if configured:
+                self.log("notice", f"Ready to accept connections {kind}")
         if config.replicaof:
             host, port = config.replicaof
             self.replication.follow(host, int(port))
         self.loop.create_task(self._cron())
 
-    async def _listen_tcp(self) -> None:
+    async def _listen(self) -> None:
+        """TCP, TLS and the Unix socket, as configured (Redis's initListeners)."""
         config = self.config
-        assert self.loop is not None
-        for address in config.bind:
-            optional = address.startswith("-")
-            host = address.lstrip("-")
-            if host == "*":
-                host = "0.0.0.0"
-            elif host == "::*":
-                host = "::"
+        listening = self.listening
+        listening.backlog = max(config.tcp_backlog, 1)
+        if tls_wanted(config):
             try:
-                listener = await self.loop.create_server(
-                    lambda: Client(self), host, config.port,
-                    backlog=max(config.tcp_backlog, 1), reuse_address=True,
-                )
-            except OSError as err:
-                if optional:
-                    self.log("warning", f"Could not create server TCP listening socket {host}:{config.port}: {err.strerror}")
-                    continue
-                raise OSError(
-                    f"Could not create server TCP listening socket {host}:{config.port}: "
-                    f"{err.strerror or err}"
-                )
-            self.listeners.append(listener)
-            if config.port == 0:  # an ephemeral port: use the same one for the other addresses
-                config.port = listener.sockets[0].getsockname()[1]
+                self.tls = build_contexts(config)
+            except TlsConfigError as err:
+                self.log("warning", str(err))
+                self.log("warning", "Failed to configure TLS. Check logs for more info.")
+                raise SystemExit(1)
+        if config.port:
+            await listening.open_tcp(config.bind, config.port)
+        if config.tls_port:
+            listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
+        if config.unixsocket:
+            await listening.open_unix(config.unixsocket, config.unixsocketperm)
+        if not (config.port or config.tls_port or config.unixsocket):
+            raise OSError("Configured to not listen anywhere, exiting.")
 
-    async def _listen_unix(self) -> None:
+    def _tls_server_context(self) -> ssl.SSLContext | None:
+        """The context new TLS connections get: the one for ``tls-auth-clients``."""
+        return self.tls.server[self.config.tls_auth_clients] if self.tls is not None else None
+
+    def _tls_changed(self, name: str) -> None:
+        """CONFIG SET of a ``tls-*`` parameter (Redis's applyTlsCfg and applyTLSPort): new
+        contexts are built whole before they replace the old, so a bad file changes nothing;
+        connections already made keep theirs."""
         config = self.config
-        assert self.loop is not None
-        with contextlib.suppress(OSError):
-            os.unlink(config.unixsocket)
-        try:
-            listener = await self.loop.create_unix_server(
-                lambda: Client(self), config.unixsocket, backlog=max(config.tcp_backlog, 1)
-            )
-        except OSError as err:
-            raise OSError(f"Failed opening Unix socket: {err.strerror or err}")
-        if config.unixsocketperm:
-            os.chmod(config.unixsocket, config.unixsocketperm)
-        self.listeners.append(listener)
+        listening = self.listening
+        if name == "tls-auth-clients":  # read per connection, not a reconfiguration
+            context = self._tls_server_context()
+            if context is not None:
+                listening.reload_tls(context)
+            return
+        if name == "tls-port" or tls_wanted(config):
+            if name != "tls-port" or self.tls is None:
+                try:
+                    self.tls = build_contexts(config)
+                except TlsConfigError as err:
+                    self.log("warning", str(err))
+                    raise ConfigError("Unable to update TLS configuration. Check server logs.")
+            if name != "tls-port":
+                context = self._tls_server_context()
+                assert context is not None
+                listening.reload_tls(context)
+                return
+        if name == "tls-port" and config.tls_port != listening.tls_port:
+            try:
+                listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
+            except OSError as err:
+                self.log("warning", str(err))
+                raise ConfigError("Unable to listen on this port. Check server logs.")
 
     # -- durability -------------------------------------------------------------------------
 
@@ -798,16 +814,12 @@ class Server:
                 self.log("warning", "Errors trying to shut down the server. Check the logs "
                          "for more information.")
                 return False
-        for listener in self.listeners:
-            listener.close()
+        self.listening.close()
         link = self.replication.link
         if link is not None:
             link.stop()
         for client in list(self.clients.values()):
             client.kill()
-        if self.config.unixsocket:
-            with contextlib.suppress(OSError):
-                os.unlink(self.config.unixsocket)
         if self.config.pidfile:
             self.log("notice", "Removing the pid file.")
             with contextlib.suppress(OSError):

@@ -157,7 +157,6 @@ def _section_server(server: Server) -> list[str]:
     uptime = int(time.monotonic() - server.started_monotonic)
     config = server.config
     uname = platform.uname()
-    binds = ",".join(f"bind={address}" for address in config.bind)
     lines = [
         f"redis_version:{VERSION}",
         f"brook_version:{BROOK_VERSION}",
@@ -175,7 +174,7 @@ def _section_server(server: Server) -> list[str]:
         f"process_id:{server.pid}",
         f"process_supervised:{config.supervised if config.supervised != 'auto' else 'no'}",
         f"run_id:{server.run_id}",
-        f"tcp_port:{config.port}",
+        f"tcp_port:{config.port or config.tls_port}",
         f"server_time_usec:{int(now * 1_000_000)}",
         f"uptime_in_seconds:{uptime}",
         f"uptime_in_days:{uptime // 86400}",
@@ -185,10 +184,8 @@ def _section_server(server: Server) -> list[str]:
         f"executable:{os.path.abspath(sys.argv[0])}",
         f"config_file:{config.config_file or ''}",
         "io_threads_active:0",
-        f"listener0:name=tcp,{binds},port={config.port}",
+        *server.listening.info_lines(config.bind, config.port),
     ]
-    if config.unixsocket:
-        lines.append(f"listener1:name=unix,bind={config.unixsocket}")
     return lines
 
 

@@ -133,8 +133,10 @@ class MasterLink:
         config = server.config
         timeout = config.repl_timeout
         self.state = "connecting"
+        # tls-replication: the master's port is its TLS port, reached with the client context.
+        tls = server.tls.client if config.tls_replication and server.tls is not None else None
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port), timeout)
+            asyncio.open_connection(self.host, self.port, ssl=tls), timeout)
         self.writer = writer
         self.state = "handshake"
         writer.write(encode_command([b"PING"]))
@@ -148,7 +150,8 @@ class MasterLink:
                 auth.insert(1, config.masteruser.encode())
             writer.write(encode_command(auth))
             expected.append(b"AUTH")
-        port = config.replica_announce_port or config.port
+        port = config.replica_announce_port or (
+            config.tls_port if config.tls_replication else config.port)
         writer.write(encode_command([b"REPLCONF", b"listening-port", b"%d" % port]))
         expected.append(b"REPLCONF")
         if config.replica_announce_ip:

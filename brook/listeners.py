@@ -1,0 +1,181 @@
+"""The sockets the server accepts connections on: TCP on ``port``, TLS on ``tls-port`` (each
+on every ``bind`` address) and the Unix socket.
+
+The listening sockets are bound here, synchronously, so that CONFIG SET tls-port can report a
+port it cannot take; the event loop then serves each through a duplicate of its descriptor.
+The loop fixes a server's TLS context when it starts serving, so a new context (a reloaded
+certificate, another ``tls-auth-clients``) starts new servers on new duplicates of the same
+sockets and closes the old ones: the sockets themselves stay open, no connection waiting in
+their queues is lost, and connections already made keep the context they were made with, as
+in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import ssl
+from collections.abc import Callable
+from typing import Final
+
+LOG: Final = Callable[[str, str], None]
+
+
+class Listeners:
+    """The server's listening sockets and the loop's servers on them."""
+
+    def __init__(self, factory: Callable[[], asyncio.Protocol], log: LOG) -> None:
+        self.factory = factory  # a new client's protocol object
+        self.log = log
+        self.backlog = 511
+        self.tcp: list[asyncio.AbstractServer] = []
+        self.unix: asyncio.AbstractServer | None = None
+        self.unix_path = ""
+        self.tls_sockets: list[socket.socket] = []  # bound here; the servers hold duplicates
+        self.tls: list[asyncio.AbstractServer] = []
+        self.tls_port = 0
+        self._changes = asyncio.Lock()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.tcp or self.unix or self.tls)
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def bind(self, addresses: list[str], port: int) -> list[socket.socket]:
+        """A listening socket on each ``bind`` address (a ``-`` prefix: skipped when it
+        cannot be bound, as Redis skips it); OSError with Redis's log text otherwise."""
+        sockets: list[socket.socket] = []
+        try:
+            for address in addresses:
+                optional = address.startswith("-")
+                host = address.lstrip("-")
+                if host == "*":
+                    host = "0.0.0.0"
+                elif host == "::*":
+                    host = "::"
+                try:
+                    sockets.append(_bind(host, port, self.backlog))
+                except OSError as err:
+                    text = (f"Could not create server TCP listening socket {host}:{port}: "
+                            f"{err.strerror or err}")
+                    if optional:
+                        self.log("warning", text)
+                        continue
+                    raise OSError(text)
+        except OSError:
+            for sock in sockets:
+                sock.close()
+            raise
+        return sockets
+
+    async def serve(self, sockets: list[socket.socket],
+                    context: ssl.SSLContext | None) -> list[asyncio.AbstractServer]:
+        """The loop's servers on duplicates of ``sockets`` (the originals stay open)."""
+        loop = asyncio.get_running_loop()
+        return [await loop.create_server(self.factory, sock=sock.dup(), ssl=context,
+                                         backlog=self.backlog)
+                for sock in sockets]
+
+    async def open_tcp(self, addresses: list[str], port: int) -> None:
+        sockets = self.bind(addresses, port)
+        try:
+            self.tcp = await self.serve(sockets, None)
+        finally:
+            for sock in sockets:
+                sock.close()
+
+    async def open_unix(self, path: str, permissions: int) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        loop = asyncio.get_running_loop()
+        try:
+            self.unix = await loop.create_unix_server(self.factory, path, backlog=self.backlog)
+        except OSError as err:
+            raise OSError(f"Failed opening Unix socket: {err.strerror or err}")
+        if permissions:
+            os.chmod(path, permissions)
+        self.unix_path = path
+
+    # -- TLS -------------------------------------------------------------------------------
+
+    def listen_tls(self, addresses: list[str], port: int,
+                   context: ssl.SSLContext | None) -> None:
+        """Move the TLS listener to ``port`` (0: none). The new sockets are bound before
+        anything is closed, so a port that cannot be taken leaves the old one serving."""
+        sockets = self.bind(addresses, port) if port else []
+        old = self.tls_sockets
+        self.tls_sockets, self.tls_port = sockets, port
+        self._start(self._replace(context, old))
+
+    def reload_tls(self, context: ssl.SSLContext) -> None:
+        """New connections use ``context`` from now on; existing ones keep theirs."""
+        if self.tls_sockets:
+            self._start(self._replace(context, []))
+
+    async def _replace(self, context: ssl.SSLContext | None,
+                       retired: list[socket.socket]) -> None:
+        async with self._changes:
+            new = await self.serve(self.tls_sockets, context) if self.tls_sockets else []
+            for server in self.tls:
+                server.close()
+            self.tls = new
+            for sock in retired:
+                sock.close()
+
+    def _start(self, change: object) -> None:
+        asyncio.get_running_loop().create_task(change)  # type: ignore[arg-type]
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        for server in (*self.tcp, *self.tls):
+            server.close()
+        for sock in self.tls_sockets:
+            sock.close()
+        self.tcp, self.tls, self.tls_sockets = [], [], []
+        if self.unix is not None:
+            self.unix.close()
+            self.unix = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.unix_path)
+
+    # -- INFO ------------------------------------------------------------------------------
+
+    def info_lines(self, addresses: list[str], port: int) -> list[str]:
+        """INFO's ``listenerN`` lines, numbered by connection type as Redis numbers them
+        (0 TCP, 1 Unix, 2 TLS)."""
+        binds = ",".join(f"bind={address}" for address in addresses)
+        lines = []
+        if self.tcp:
+            lines.append(f"listener0:name=tcp,{binds},port={port}")
+        if self.unix is not None:
+            lines.append(f"listener1:name=unix,bind={self.unix_path}")
+        if self.tls_sockets:
+            lines.append(f"listener2:name=tls,{binds},port={self.tls_port}")
+        return lines
+
+
+def _bind(host: str, port: int, backlog: int) -> socket.socket:
+    """A listening socket on the first of ``host``'s addresses that binds (Redis's
+    anetTcpServer); IPv6 sockets take IPv6 only, so ``::`` and ``0.0.0.0`` can both be
+    bound."""
+    error: OSError | None = None
+    for family, _, _, _, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(backlog)
+        except OSError as err:
+            sock.close()
+            error = err
+            continue
+        sock.setblocking(False)
+        return sock
+    raise error or OSError(f"no address for {host}")
