@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,9 @@ class Target:
 
 
 def start_targets(workdir: Path, brook_args: list[str], servers: tuple[str, ...] = SERVERS,
-                  baseline: str | None = None) -> list[Target]:
+                  baseline: str | None = None,
+                  shared_args: Callable[[str], list[str]] | None = None) -> list[Target]:
+    """The servers, each on a free port; ``shared_args(name)``: more arguments for either."""
     redis_binary = shutil.which("redis-server")
     if redis_binary is None:
         sys.exit("redis-server is required (make redis installs it)")
@@ -127,9 +130,10 @@ def start_targets(workdir: Path, brook_args: list[str], servers: tuple[str, ...]
         env = None
         if name == BASELINE:
             env = {**os.environ, "PYTHONPATH": str(Path(baseline or ".").resolve())}
+        more = shared_args(name) if shared_args is not None else []
         process = subprocess.Popen(
-            commands[name](port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
-            env=env,
+            [*commands[name](port), *more], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, cwd=workdir, env=env,
         )
         targets.append(Target(name, port, process))
     try:
@@ -147,22 +151,26 @@ def stop_targets(targets: list[Target]) -> None:
 
 
 def run_benchmark(port: int, test: str, pipeline: int, requests: int,
-                  login: tuple[str, str] | None = None) -> float:
+                  login: tuple[str, str] | None = None,
+                  tls: tuple[int, list[str]] | None = None) -> float:
     """requests/s that redis-benchmark reports for one test (``name@random``: random keys);
-    ``login``: (user, password) its connections authenticate as.
+    ``login``: (user, password) its connections authenticate as; ``tls``: the server's TLS
+    port and redis-benchmark's TLS flags (``--tls --cacert ...``) to reach it with.
 
     A test in ``streams.CUSTOM_TESTS`` is a custom command line; its ``prepare`` step runs first
     (outside the timing) so every sample starts from the same stream on either server.
     """
     test, _, variant = test.partition("@")
     command = [
-        "redis-benchmark", "-p", str(port), "-c", str(CLIENTS), "-n", str(requests),
-        "-P", str(pipeline), "--csv",
+        "redis-benchmark", "-p", str(tls[0] if tls is not None else port), "-c", str(CLIENTS),
+        "-n", str(requests), "-P", str(pipeline), "--csv",
     ]
     if variant == "random":
         command += ["-r", str(RANDOM_KEYS)]
     if login is not None:
         command += ["--user", login[0], "-a", login[1]]
+    if tls is not None:
+        command += tls[1]
     custom = (streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
               or scripting.CUSTOM_TESTS.get(test))
     if custom is not None:

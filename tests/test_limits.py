@@ -196,6 +196,25 @@ def test_hello_auth(server: ServerProcess, r: redis.Redis):
         r.config_set("requirepass", "")
 
 
+@pytest.mark.min_redis(7, 2)  # 7.0 authenticated with each AUTH pair as it came
+def test_hello_reads_every_option_before_it_authenticates(server: ServerProcess,
+                                                          r: redis.Redis):
+    """The last AUTH pair is the one tried, and a bad option anywhere (a client name with a
+    space) refuses the whole HELLO: nothing is authenticated, named or switched."""
+    r.config_set("requirepass", "pw")
+    try:
+        conn = RawConnection(server.port)
+        assert exchange(conn, b"HELLO 2 AUTH default pw AUTH default wrong\r\n") == WRONGPASS
+        assert exchange(conn, b'HELLO 3 AUTH default pw SETNAME "a b"\r\n') == (
+            b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n")
+        assert exchange(conn, b"PING\r\n").startswith(b"-NOAUTH")
+        reply = exchange(conn, b"HELLO 2 AUTH default wrong AUTH default pw\r\n")
+        assert reply.startswith(b"*14\r\n$6\r\nserver\r\n")
+        assert exchange(conn, b"PING\r\n") == b"+PONG\r\n"
+    finally:
+        r.config_set("requirepass", "")
+
+
 @pytest.mark.min_redis(7, 2)
 def test_hello_noauth_text(server: ServerProcess, r: redis.Redis):
     r.config_set("requirepass", "pw")

@@ -137,6 +137,9 @@ def test_role_replies(pair: Pair) -> None:
     replica_role = pair.replica.execute_command("ROLE")
     assert replica_role[:4] == [b"slave", b"127.0.0.1", pair.master_process.port, b"connected"]
     assert isinstance(replica_role[4], int)
+    hello = [pair.master.execute_command("HELLO", 2), pair.replica.execute_command("HELLO", 2)]
+    assert [dict(zip(reply[::2], reply[1::2], strict=True))[b"role"] for reply in hello] == [
+        b"master", b"replica"]
 
 
 def test_writes_reach_the_replica_in_their_databases(pair: Pair) -> None:

@@ -35,7 +35,7 @@ from pyspark.sql.utils import StreamingQueryException  # noqa: E402
 
 import brook.spark  # noqa: E402
 from brook.spark.connection import ConnectorError  # noqa: E402
-from tests.conftest import ServerProcess, _reset  # noqa: E402
+from tests.conftest import ServerProcess, _reset, free_port, start_brook  # noqa: E402
 from tests.faults import CuttingProxy  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)  # the first query of a session starts Python workers
@@ -449,6 +449,55 @@ def test_stream_sink_at_least_once_duplicates_a_replay(spark, b, brook_process, 
     _forget_commit(checkpoint, 1)
     assert _run(query()) == [15]
     assert b.xlen("out") == 55
+
+
+# -- TLS and ACL users --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_brook(tmp_path_factory) -> Iterator[tuple[ServerProcess, int, Path]]:
+    """A Brook with a TLS port that wants client certificates, and a user with a password:
+    (the server, its TLS port, the directory of the CA's and the client's PEM files)."""
+    trustme = pytest.importorskip("trustme")
+    tmp = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(tmp / "ca.pem"))
+    ca.issue_cert("localhost").private_key_and_cert_chain_pem.write_to_path(
+        str(tmp / "server.pem"))
+    ca.issue_cert("spark").private_key_and_cert_chain_pem.write_to_path(str(tmp / "client.pem"))
+    tls_port = free_port()
+    process = start_brook(tmp, "--tls-port", str(tls_port), "--tls-cert-file",
+                          str(tmp / "server.pem"), "--tls-key-file", str(tmp / "server.pem"),
+                          "--tls-ca-cert-file", str(tmp / "ca.pem"))
+    process.client().execute_command("ACL", "SETUSER", "pipeline", "on", ">s3cret",
+                                     "~clicks*", "~counts*", "+@all")
+    yield process, tls_port, tmp
+    process.stop()
+
+
+def test_batch_read_and_write_over_tls_as_an_acl_user(spark, tls_brook):
+    """A rediss:// URL with a user, the CA file and a client certificate: the executors open
+    their own TLS connections with them (the reader through redis-py, the sink's own wire)."""
+    process, tls_port, certs = tls_brook
+    fill(process.client(), "clicks", 20)
+    url = f"rediss://pipeline:s3cret@localhost:{tls_port}/0"
+    tls = {"tlsCaFile": str(certs / "ca.pem"), "tlsCertFile": str(certs / "client.pem")}
+    rows = source(spark, tls_port, url=url, streams="clicks", **tls).load()
+    counts = rows.groupBy("fields.page").count().withColumnRenamed("page", "p")
+    writer = counts.selectExpr("p AS page", "CAST(count AS STRING) AS n").write.format("brook")
+    for name, value in {"url": url, "stream": "counts", **tls}.items():
+        writer = writer.option(name, value)
+    writer.mode("append").save()
+    written = sorted((f[b"page"], f[b"n"]) for _, f in process.client().xrange("counts"))
+    assert written == [(b"p0", b"7"), (b"p1", b"7"), (b"p2", b"6")]
+    with pytest.raises(PySparkException, match="NOPERM"):  # the user's keys only
+        writer = counts.write.format("brook")
+        for name, value in {"url": url, "stream": "elsewhere", **tls}.items():
+            writer = writer.option(name, value)
+        writer.mode("append").save()
+    with pytest.raises((PySparkException, ConnectorError), match="certificate verify failed"):
+        source(spark, tls_port, url=url, streams="clicks",
+               tlsCertFile=str(certs / "client.pem")).load().collect()  # no CA: not trusted
 
 
 # -- real Redis ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Final
 from brook.acl.rules import READ, WRITE
 from brook.commands.registry import Command
 
-__all__ = ["KEY_ACCESS", "key_needs"]
+__all__ = ["KEY_ACCESS", "key_needs", "needs_of", "single_key"]
 
 _FLAGS: Final = {"R": READ, "W": WRITE, "RW": READ | WRITE, "-": 0}
 _BITFIELD_READS: Final = frozenset({b"get", b"overflow"})
@@ -237,25 +237,38 @@ _NEEDS: Final[dict[str, tuple[int, int]]] = {
 
 def key_needs(cmd: Command, args: list[bytes]) -> list[tuple[int, int]]:
     """(argument index, READ|WRITE needed) for each key of a request."""
-    name = cmd.fullname
-    first_key = cmd.first_key
-    if first_key > 0 and first_key == cmd.last_key and cmd.find_keys is None:
-        positions = [first_key] if first_key < len(args) else []
-    else:
-        positions = cmd.key_positions(len(args), args)
+    positions = cmd.key_positions(len(args), args)
     if not positions:
         return []
-    needs = _NEEDS.get(name)
-    if needs is None:
-        first = rest = READ | WRITE if cmd.is_write else READ
-    else:
-        first, rest = needs
+    first, rest = needs_of(cmd, args)
+    return [(index, first if number == 0 else rest) for number, index in enumerate(positions)]
+
+
+def single_key(cmd: Command) -> bool:
+    """Whether the command's one key is at a fixed place (most commands): the check then
+    reads it and its need directly, without key_needs' list."""
+    first_key = cmd.first_key
+    return first_key > 0 and first_key == cmd.last_key and cmd.find_keys is None
+
+
+def needs_of(cmd: Command, args: list[bytes]) -> tuple[int, int]:
+    """What the request's first key needs, and what its other keys need."""
+    name = cmd.fullname
     if name == "set":
         # Only SET ... GET reads the key (Redis's setGetKeys).
-        first = rest = WRITE | (READ if any(arg.lower() == b"get" for arg in args[3:]) else 0)
-    elif name == "bitfield" and _bitfield_reads_only(args):
-        first = rest = READ
-    return [(index, first if number == 0 else rest) for number, index in enumerate(positions)]
+        need = WRITE | (READ if len(args) > 3 and _set_reads(args) else 0)
+        return need, need
+    if name == "bitfield" and _bitfield_reads_only(args):
+        return READ, READ
+    needs = _NEEDS.get(name)
+    if needs is None:
+        need = READ | WRITE if cmd.is_write else READ
+        return need, need
+    return needs
+
+
+def _set_reads(args: list[bytes]) -> bool:
+    return any(arg.lower() == b"get" for arg in args[3:])
 
 
 def _bitfield_reads_only(args: list[bytes]) -> bool:

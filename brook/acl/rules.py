@@ -93,7 +93,8 @@ class Selector:
     """What one selector allows."""
 
     __slots__ = ("commands", "all_commands", "future_commands", "first_args", "rules",
-                 "keys", "key_matchers", "all_keys", "channels", "all_channels")
+                 "keys", "key_exact", "key_prefixes", "key_globs", "keys_read_write",
+                 "all_keys", "channels", "all_channels")
 
     def __init__(self, all_channels: bool = False) -> None:
         self.commands: set[str] = set()  # full names of the allowed commands
@@ -103,8 +104,14 @@ class Selector:
         self.first_args: dict[str, set[bytes]] = {}  # +select|0: a command, for a first arg
         self.rules: list[str] = []  # the command rules as typed, lower-cased (+get, -@admin)
         self.keys: list[tuple[bytes, int]] = []  # (pattern, READ|WRITE)
-        # The same patterns compiled, for the check of every command (see key_matcher).
-        self.key_matchers: list[tuple[Matcher, int]] = []
+        # The same patterns sorted for the check of every request (allows_key): literal keys,
+        # ``prefix*`` patterns, and the other globs.
+        self.key_exact: dict[bytes, int] = {}
+        self.key_prefixes: list[tuple[bytes, int]] = []
+        self.key_globs: list[tuple[Matcher, int]] = []
+        # Every pattern allows reading and writing: what a request does to its key does not
+        # matter (the check skips working it out).
+        self.keys_read_write = True
         self.all_keys = False
         self.channels: list[bytes] = []
         self.all_channels = all_channels
@@ -117,7 +124,10 @@ class Selector:
         made.first_args = {name: set(args) for name, args in self.first_args.items()}
         made.rules = list(self.rules)
         made.keys = list(self.keys)
-        made.key_matchers = list(self.key_matchers)
+        made.key_exact = dict(self.key_exact)
+        made.key_prefixes = list(self.key_prefixes)
+        made.key_globs = list(self.key_globs)
+        made.keys_read_write = self.keys_read_write
         made.all_keys = self.all_keys
         made.channels = list(self.channels)
         made.all_channels = self.all_channels
@@ -134,12 +144,10 @@ class Selector:
         lowered = op.lower()
         if lowered in ("allkeys", "~*"):
             self.all_keys = True
-            self.keys = []
-            self.key_matchers = []
+            self._set_keys([])
         elif lowered == "resetkeys":
             self.all_keys = False
-            self.keys = []
-            self.key_matchers = []
+            self._set_keys([])
         elif op.startswith(("~", "%")):
             self._add_key_pattern(op)
         elif lowered in ("allchannels", "&*"):
@@ -193,13 +201,42 @@ class Selector:
         pattern = op[position:].encode("utf-8", "surrogateescape")
         if _has_space(pattern):
             raise AclRuleError(SYNTAX)
-        for index, (existing, existing_flags) in enumerate(self.keys):
+        keys = list(self.keys)
+        for index, (existing, existing_flags) in enumerate(keys):
             if existing == pattern:
-                self.keys[index] = (pattern, existing_flags | flags)
-                self.key_matchers[index] = (self.key_matchers[index][0], existing_flags | flags)
-                return
-        self.keys.append((pattern, flags))
-        self.key_matchers.append((key_matcher(pattern), flags))
+                keys[index] = (pattern, existing_flags | flags)
+                break
+        else:
+            keys.append((pattern, flags))
+        self._set_keys(keys)
+
+    def _set_keys(self, keys: list[tuple[bytes, int]]) -> None:
+        """The key patterns, and the forms the check reads them in."""
+        self.keys = keys
+        self.key_exact, self.key_prefixes, self.key_globs = {}, [], []
+        self.keys_read_write = all(flags == READ | WRITE for _, flags in keys)
+        for pattern, flags in keys:
+            if not _GLOB_SPECIALS.intersection(pattern):
+                self.key_exact[pattern] = flags
+            elif pattern.endswith(b"*") and not _GLOB_SPECIALS.intersection(pattern[:-1]):
+                self.key_prefixes.append((pattern[:-1], flags))
+            else:
+                self.key_globs.append((matcher(pattern), flags))
+
+    def allows_key(self, key: bytes, need: int) -> bool:
+        """Whether a pattern with the ``need``-ed permissions (READ, WRITE) matches ``key``
+        (``allkeys`` is checked by the caller)."""
+        for prefix, flags in self.key_prefixes:
+            # A slice and ==, not startswith: compiled, these two are native operations.
+            if flags & need == need and key[:len(prefix)] == prefix:
+                return True
+        exact = self.key_exact.get(key)
+        if exact is not None and exact & need == need:
+            return True
+        for match, flags in self.key_globs:  # noqa: SIM110 - a loop, not a generator, when compiled
+            if flags & need == need and match(key):
+                return True
+        return False
 
     def _command_rule(self, allow: bool, name: str) -> None:
         if name.startswith("@"):
@@ -295,15 +332,6 @@ class Selector:
 
 
 _GLOB_SPECIALS: Final = frozenset(b"*?[]\\")
-
-
-def key_matcher(pattern: bytes) -> Matcher:
-    """A predicate for one key pattern: the usual ``prefix*`` is a ``startswith``, anything
-    else Redis's glob (brook.glob)."""
-    prefix = pattern[:-1]
-    if pattern.endswith(b"*") and not _GLOB_SPECIALS.intersection(prefix):
-        return lambda key: key.startswith(prefix)
-    return matcher(pattern)
 
 
 def _key_text(pattern: bytes, flags: int) -> str:

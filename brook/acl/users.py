@@ -14,8 +14,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Final
 
-from brook.acl.key_access import key_needs
-from brook.acl.rules import NOT_FOUND, AclRuleError, Selector, User, merge_selectors
+from brook.acl.key_access import key_needs, needs_of, single_key
+from brook.acl.rules import (
+    NOT_FOUND,
+    READ,
+    WRITE,
+    AclRuleError,
+    Selector,
+    User,
+    merge_selectors,
+)
 from brook.commands.registry import Command
 from brook.glob import matches
 
@@ -146,8 +154,11 @@ class Acl:
 
     def check(self, user: User, cmd: Command, args: list[bytes]) -> Denial | None:
         """None when ``user`` may run this request, else what it may not touch."""
+        selectors = user.selectors
+        if len(selectors) == 1:  # the usual user: its root selector alone
+            return _check_selector(selectors[0], cmd, args)
         worst: Denial | None = None
-        for selector in user.selectors:
+        for selector in selectors:
             denial = _check_selector(selector, cmd, args)
             if denial is None:
                 return None
@@ -202,14 +213,16 @@ def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Deni
         if not first_args or len(args) <= at or args[at].lower() not in first_args:
             return Denial(COMMAND, 0)
     if not selector.all_keys and cmd.key_flags != ("not_key",):
-        patterns = selector.key_matchers
-        for index, need in key_needs(cmd, args):
-            key = args[index]
-            for match, flags in patterns:
-                if flags & need == need and match(key):
-                    break
-            else:
-                return Denial(KEY, index)
+        if single_key(cmd):
+            index = cmd.first_key
+            if index < len(args):
+                need = READ | WRITE if selector.keys_read_write else needs_of(cmd, args)[0]
+                if not selector.allows_key(args[index], need):
+                    return Denial(KEY, index)
+        else:
+            for index, need in key_needs(cmd, args):
+                if not selector.allows_key(args[index], need):
+                    return Denial(KEY, index)
     if not selector.all_channels:
         shape = _CHANNEL_ARGUMENTS.get(cmd.fullname)
         if shape is not None:

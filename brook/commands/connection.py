@@ -129,6 +129,7 @@ def hello(client: Session, args: list[bytes]) -> bytes:
             position += 3
         elif option == b"setname" and remaining >= 1:
             name = args[position + 1]
+            check_client_name(name)  # before any AUTH, as Redis 7.2+ checks it
             position += 2
         else:
             raise CommandError(
@@ -143,7 +144,6 @@ def hello(client: Session, args: list[bytes]) -> bytes:
     if credentials is not None:
         authenticate(client, *credentials, args[0])
     if name is not None:
-        check_client_name(name)
         client.name = name
     if protocol != client.protocol:
         client.protocol = protocol
@@ -157,7 +157,7 @@ def hello(client: Session, args: list[bytes]) -> bytes:
                 "proto": protocol,
                 "id": client.id,
                 "mode": "standalone",
-                "role": "master",
+                "role": "replica" if client.server.replication.is_replica else "master",
                 "modules": [],
             }
         ),

@@ -2,11 +2,15 @@
 
 Options come from Spark as strings (case-insensitive names): ``url``
 (``redis://[user:password@]host:port/db``) or ``host``/``port``/``username``/``password``/``db``.
+TLS: a ``rediss://`` URL or ``tls=true``, with ``tlsCaFile`` (the CAs that sign the server's
+certificate), ``tlsCertFile``/``tlsKeyFile`` (a client certificate, for ``tls-auth-clients``)
+and ``tlsCheckHostname`` (default true: the certificate must name the host).
 The connector talks plain RESP through redis-py, so it works against Brook and real Redis.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +32,11 @@ class ConnectionOptions:
     username: str | None = None
     password: str | None = None
     db: int = 0
+    tls: bool = False
+    tls_ca_file: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    tls_check_hostname: bool = True
 
     @classmethod
     def of(cls, options: Mapping[str, str]) -> ConnectionOptions:
@@ -35,12 +44,38 @@ class ConnectionOptions:
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
             raise ConnectorError(f"url must look like redis://[user:password@]host:port/db, "
                                  f"got {url!r}")
+        tls = bool_option(options, "tls", False) or (url or "").startswith("rediss://")
+        if tls and (url or "").startswith("unix://"):
+            raise ConnectorError("option tls needs a TCP server, not a unix:// url")
+        cert_file, key_file = options.get("tlsCertFile"), options.get("tlsKeyFile")
+        if key_file is not None and cert_file is None:
+            raise ConnectorError("option tlsKeyFile needs tlsCertFile")
         return cls(url=url,
                    host=options.get("host", "127.0.0.1"),
                    port=_int_option(options, "port", 6379),
                    username=options.get("username"),
                    password=options.get("password"),
-                   db=_int_option(options, "db", 0))
+                   db=_int_option(options, "db", 0),
+                   tls=tls,
+                   tls_ca_file=options.get("tlsCaFile"),
+                   tls_cert_file=cert_file,
+                   tls_key_file=key_file,
+                   tls_check_hostname=bool_option(options, "tlsCheckHostname", True))
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The client side of TLS (None without TLS): the server's certificate must chain to
+        ``tlsCaFile`` (the system's CAs without it) and, unless told otherwise, name the
+        host."""
+        if not self.tls:
+            return None
+        try:
+            context = ssl.create_default_context(cafile=self.tls_ca_file)
+            context.check_hostname = self.tls_check_hostname
+            if self.tls_cert_file is not None:
+                context.load_cert_chain(self.tls_cert_file, self.tls_key_file)
+        except (OSError, ssl.SSLError) as err:
+            raise ConnectorError(f"TLS options: {err}") from None
+        return context
 
     def connect(self) -> redis.Redis:
         """A new client: RESP2, binary replies exactly as the server sends them (redis-py's
@@ -48,6 +83,12 @@ class ConnectionOptions:
         # The read size is a connection setting: given to the pool, every redis-py from 5.0
         # takes it (Redis() itself only since 6).
         settings: dict[str, Any] = {"protocol": 2, "socket_read_size": 1 << 20}
+        if self.tls:
+            self.ssl_context()  # a bad file is a ConnectorError here, not deep in redis-py
+            settings.update(connection_class=redis.SSLConnection, ssl_cert_reqs="required",
+                            ssl_ca_certs=self.tls_ca_file, ssl_certfile=self.tls_cert_file,
+                            ssl_keyfile=self.tls_key_file,
+                            ssl_check_hostname=self.tls_check_hostname)
         if self.url is not None:
             pool = redis.ConnectionPool.from_url(self.url, **settings)
         else:

@@ -37,8 +37,12 @@ class Wire:
             username = unquote(url.username) if url.username else None
             password = unquote(url.password) if url.password else None
             db = int(url.path.lstrip("/") or 0)
-        self.sock = socket.create_connection((host, port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = socket.create_connection((host, port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        context = options.ssl_context()
+        if context is not None:
+            sock = context.wrap_socket(sock, server_hostname=host)
+        self.sock = sock
         self.reader = hiredis.Reader()
         if password is not None:
             auth = ("AUTH", username, password) if username else ("AUTH", password)
