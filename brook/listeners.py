@@ -40,7 +40,8 @@ class Listeners:
 
     @property
     def any(self) -> bool:
-        return bool(self.tcp or self.unix or self.tls)
+        """Whether any socket accepts connections (TLS ones are served a moment later)."""
+        return bool(self.tcp or self.unix or self.tls_sockets)
 
     # -- opening ---------------------------------------------------------------------------
 

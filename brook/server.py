@@ -629,7 +629,7 @@ class Server:
             listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
         if config.unixsocket:
             await listening.open_unix(config.unixsocket, config.unixsocketperm)
-        if not (config.port or config.tls_port or config.unixsocket):
+        if not listening.any:
             raise OSError("Configured to not listen anywhere, exiting.")
 
     def _tls_server_context(self) -> ssl.SSLContext | None:
