@@ -618,9 +618,8 @@ class Server:
         listening.backlog = max(config.tcp_backlog, 1)
         if tls_wanted(config):
             try:
-                self.tls = build_contexts(config)
-            except TlsConfigError as err:
-                self.log("warning", str(err))
+                self._configure_tls()
+            except ConfigError:
                 self.log("warning", "Failed to configure TLS. Check logs for more info.")
                 raise SystemExit(1)
         if config.port:
@@ -646,25 +645,30 @@ class Server:
             context = self._tls_server_context()
             if context is not None:
                 listening.reload_tls(context)
-            return
-        if name == "tls-port" or tls_wanted(config):
-            if name != "tls-port" or self.tls is None:
+        elif name == "tls-port":
+            if self.tls is None:  # TLS is configured once, when a port first needs it
+                self._configure_tls()
+            if config.tls_port != listening.tls_port:
                 try:
-                    self.tls = build_contexts(config)
-                except TlsConfigError as err:
+                    listening.listen_tls(config.bind, config.tls_port,
+                                         self._tls_server_context())
+                except OSError as err:
                     self.log("warning", str(err))
-                    raise ConfigError("Unable to update TLS configuration. Check server logs.")
-            if name != "tls-port":
-                context = self._tls_server_context()
-                assert context is not None
-                listening.reload_tls(context)
-                return
-        if name == "tls-port" and config.tls_port != listening.tls_port:
-            try:
-                listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
-            except OSError as err:
-                self.log("warning", str(err))
-                raise ConfigError("Unable to listen on this port. Check server logs.")
+                    raise ConfigError("Unable to listen on this port. Check server logs.")
+        elif tls_wanted(config):
+            self._configure_tls()
+            context = self._tls_server_context()
+            assert context is not None
+            listening.reload_tls(context)
+
+    def _configure_tls(self) -> None:
+        """New contexts from the ``tls-*`` parameters; ConfigError (the reason logged) when
+        they cannot be built."""
+        try:
+            self.tls = build_contexts(self.config)
+        except TlsConfigError as err:
+            self.log("warning", str(err))
+            raise ConfigError("Unable to update TLS configuration. Check server logs.")
 
     # -- durability -------------------------------------------------------------------------
 
