@@ -6,6 +6,7 @@ client's, another CA signs a client certificate the server must refuse.
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
 import subprocess
@@ -14,14 +15,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 import redis
 import trustme
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from rq import Queue
+from rq.job import JobStatus
 
 from tests.conftest import (
+    ROOT,
     ServerProcess,
     free_port,
     redis_binary,
@@ -236,6 +241,36 @@ def test_acl_users_log_in_over_tls(server: TlsServer) -> None:
         alice.close()
     finally:
         admin.execute_command("ACL", "DELUSER", "alice")
+
+
+def test_an_rq_worker_over_tls_as_an_acl_user(server: TlsServer) -> None:
+    """RQ's real worker, given a ``rediss://user:password@`` URL with the CA and a client
+    certificate, runs jobs with a user allowed RQ's keys and channels only."""
+    admin = server.plain()
+    admin.execute_command("ACL", "SETUSER", "rq", "on", ">pw", "~rq:*", "&rq:*", "+@all")
+    certs = server.certs
+    query = urlencode({"ssl_ca_certs": certs.ca, "ssl_certfile": certs.client,
+                       "ssl_keyfile": certs.client})
+    url = f"rediss://rq:pw@127.0.0.1:{server.tls_port}/0?{query}"
+    try:
+        connection = redis.Redis.from_url(url)
+        queue = Queue("default", connection=connection)
+        jobs = [queue.enqueue("tests.framework_jobs.add", i, 100) for i in range(10)]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        done = subprocess.run([sys.executable, "-m", "rq.cli", "worker", "--burst", "--url", url,
+                               "default"], env=env, cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        for i, job in enumerate(jobs):
+            job.refresh()
+            assert job.get_status() == JobStatus.FINISHED
+            assert job.return_value() == i + 100
+        assert admin.execute_command("ACL", "LOG") == []  # nothing was refused on the way
+        connection.close()
+    finally:
+        admin.execute_command("ACL", "DELUSER", "rq")
+        admin.execute_command("ACL", "LOG", "RESET")
+        admin.flushall()
 
 
 # -- protocols, ciphers, sessions --------------------------------------------------------------
