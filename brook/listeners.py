@@ -18,15 +18,15 @@ import os
 import socket
 import ssl
 from collections.abc import Callable
-from typing import Final
+from typing import TypeAlias
 
-LOG: Final = Callable[[str, str], None]
+Log: TypeAlias = Callable[[str, str], None]  # the server's log(level, message)
 
 
 class Listeners:
     """The server's listening sockets and the loop's servers on them."""
 
-    def __init__(self, factory: Callable[[], asyncio.Protocol], log: LOG) -> None:
+    def __init__(self, factory: Callable[[], asyncio.Protocol], log: Log) -> None:
         self.factory = factory  # a new client's protocol object
         self.log = log
         self.backlog = 511

@@ -212,7 +212,8 @@ def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Deni
         at = 2 if cmd.parent is not None else 1
         if not first_args or len(args) <= at or args[at].lower() not in first_args:
             return Denial(COMMAND, 0)
-    if not selector.all_keys and cmd.key_flags != ("not_key",):
+    # (``key_flags`` is None for all but a few commands: the tuple compare is left to those.)
+    if not selector.all_keys and (cmd.key_flags is None or cmd.key_flags != ("not_key",)):
         if single_key(cmd):
             index = cmd.first_key
             if index < len(args):
