@@ -1,18 +1,27 @@
 """What an ACL user with key patterns costs, Brook and Redis side by side in one run.
 
     python -m bench.acl [--requests 200000] [--repeat 3]
+    python -m bench.acl --callgrind [--requests 50000]
 
 SET (redis-benchmark's ``key:__rand_int__`` keys) and XADD (stream ``s``) at ``-P 1`` and
 ``-P 16``, as the default user and as a user allowed ``~key:* ~s +@all`` (every command, its
 keys checked against two patterns), medians of ``--repeat``: requests/s, and the server's CPU
 time per request (``/proc/<pid>/stat``), steadier than a rate on a shared machine. Issue 22's
 target: the user costs at most 5%.
+
+``--callgrind`` counts instructions instead, the steadiest figure: both servers run under
+valgrind's callgrind, the keyspace is filled first (so no run pays for growing it), and each
+user's SET and XADD ``-P 16`` run is counted alone (``callgrind_control``: zero, on, off,
+dump), divided by its requests.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,8 +37,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="instructions per request under callgrind (valgrind)")
     options = parser.parse_args()
     print(machine_description())
+    if options.callgrind:
+        count_instructions(options.requests)
+        return
     print(f"\nmedians of {options.repeat}, default user / user with key patterns: requests/s, "
           "and the server's CPU µs per request")
     print(f"{'test':12} {'server':6} {'default':>10} {'ACL user':>10} {'ratio':>6} "
@@ -61,6 +75,57 @@ def main() -> None:
                               f"{user_cpu / default_cpu - 1:+6.0%}")
         finally:
             stop_targets(targets)
+
+
+def count_instructions(requests: int) -> None:
+    """Instructions per request of each server for each user (see the module's doc)."""
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is required for --callgrind (apt-get install valgrind)")
+    print(f"\ninstructions per request under callgrind ({requests:,} requests, -P 16), "
+          "default user / user with key patterns")
+    print(f"{'test':12} {'server':6} {'default':>8} {'ACL user':>8} {'cost':>6}")
+    with tempfile.TemporaryDirectory() as workdir:
+        outputs = {name: Path(workdir) / f"{name}.callgrind" for name in ("brook", "redis")}
+        targets = start_targets(
+            Path(workdir), ["--save", ""],
+            wrapper=lambda name: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                                  f"--callgrind-out-file={outputs[name]}"])
+        try:
+            for target in targets:
+                with Connection(target.port) as conn:
+                    conn.check("ACL", "SETUSER", USER[0], *RULES)
+                run_benchmark(target.port, "set@random", 16, 600_000)  # every key exists
+            for test in ("set@random", "xadd"):
+                for target in targets:
+                    counts = {}
+                    for kind, login in (("default", None), ("user", USER)):
+                        run_benchmark(target.port, test, 16, 2_000, login)  # connections warm
+                        _callgrind(target, "-z")
+                        _callgrind(target, "-i", "on")
+                        run_benchmark(target.port, test, 16, requests, login)
+                        _callgrind(target, "-i", "off")
+                        _callgrind(target, "-d", kind)
+                        counts[kind] = _last_dump_total(outputs[target.name]) / requests
+                    name = test.split("@")[0] + " -P 16"
+                    print(f"{name:12} {target.name:6} {counts['default']:8,.0f} "
+                          f"{counts['user']:8,.0f} {counts['user'] / counts['default'] - 1:+6.1%}")
+        finally:
+            stop_targets(targets)
+
+
+def _callgrind(target: Target, *args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(target.process.pid)], check=True,
+                   capture_output=True, timeout=60)
+
+
+def _last_dump_total(output: Path) -> int:
+    """The instruction total of the newest dump (``<file>.<n>``, one per ``-d``)."""
+    dumps = sorted(output.parent.glob(f"{output.name}.*"),
+                   key=lambda path: int(path.suffix.lstrip(".")))
+    for line in dumps[-1].read_text().splitlines():
+        if line.startswith("totals:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no totals in {dumps[-1]}")
 
 
 def _measured(target: Target, test: str, pipeline: int, requests: int,

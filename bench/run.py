@@ -83,7 +83,7 @@ def free_port() -> int:
 
 
 def wait_ready(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a server under valgrind takes seconds to start
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server on port {port} exited with {process.returncode}")
@@ -113,8 +113,10 @@ class Target:
 
 def start_targets(workdir: Path, brook_args: list[str], servers: tuple[str, ...] = SERVERS,
                   baseline: str | None = None,
-                  shared_args: Callable[[str], list[str]] | None = None) -> list[Target]:
-    """The servers, each on a free port; ``shared_args(name)``: more arguments for either."""
+                  shared_args: Callable[[str], list[str]] | None = None,
+                  wrapper: Callable[[str], list[str]] | None = None) -> list[Target]:
+    """The servers, each on a free port; ``shared_args(name)``: more arguments for either,
+    ``wrapper(name)``: a command to run it under (valgrind)."""
     redis_binary = shutil.which("redis-server")
     if redis_binary is None:
         sys.exit("redis-server is required (make redis installs it)")
@@ -131,8 +133,9 @@ def start_targets(workdir: Path, brook_args: list[str], servers: tuple[str, ...]
         if name == BASELINE:
             env = {**os.environ, "PYTHONPATH": str(Path(baseline or ".").resolve())}
         more = shared_args(name) if shared_args is not None else []
+        under = wrapper(name) if wrapper is not None else []
         process = subprocess.Popen(
-            [*commands[name](port), *more], stdout=subprocess.DEVNULL,
+            [*under, *commands[name](port), *more], stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, cwd=workdir, env=env,
         )
         targets.append(Target(name, port, process))

@@ -225,7 +225,7 @@ def _check_selector(selector: Selector, cmd: Command, args: list[bytes]) -> Deni
                 if not selector.allows_key(args[index], need):
                     return Denial(KEY, index)
     if not selector.all_channels:
-        shape = _CHANNEL_ARGUMENTS.get(cmd.fullname)
+        shape = _CHANNEL_ARGUMENTS.get(cmd.fullname) if cmd.is_pubsub else None
         if shape is not None:
             every, literal = shape
             for index in range(1, len(args) if every else min(2, len(args))):

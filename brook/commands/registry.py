@@ -92,6 +92,7 @@ class Command:
         "is_script",
         "allowed_in_multi",
         "allowed_unauthenticated",
+        "is_pubsub",
         "calls",
         "seconds",
         "rejected_calls",
@@ -144,6 +145,8 @@ class Command:
         self.is_script = self.name.startswith(("eval", "fcall")) and parent is None
         self.allowed_in_multi = "no_multi" not in flags
         self.allowed_unauthenticated = "no_auth" in flags
+        # SUBSCRIBE, PUBLISH and the rest: the commands whose arguments may be channels.
+        self.is_pubsub = "pubsub" in flags
         self.calls = 0
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0
