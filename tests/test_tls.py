@@ -241,12 +241,14 @@ def test_acl_users_log_in_over_tls(server: TlsServer) -> None:
         alice.close()
     finally:
         admin.execute_command("ACL", "DELUSER", "alice")
+        admin.execute_command("ACL", "LOG", "RESET")  # the refused SET's entry
 
 
 def test_an_rq_worker_over_tls_as_an_acl_user(server: TlsServer) -> None:
     """RQ's real worker, given a ``rediss://user:password@`` URL with the CA and a client
     certificate, runs jobs with a user allowed RQ's keys and channels only."""
     admin = server.plain()
+    admin.execute_command("ACL", "LOG", "RESET")
     admin.execute_command("ACL", "SETUSER", "rq", "on", ">pw", "~rq:*", "&rq:*", "+@all")
     certs = server.certs
     query = urlencode({"ssl_ca_certs": certs.ca, "ssl_certfile": certs.client,
