@@ -19,7 +19,9 @@ import ctypes.util
 import ssl
 import sys
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
+
+from brook.config import Config
 
 # tls-protocols words, case-insensitively (Redis's parseProtocolsConfig).
 _PROTOCOLS: Final = {
@@ -38,31 +40,6 @@ VERIFY_MODES: Final = {
 }
 
 
-class TlsSettings(Protocol):
-    """The ``tls-*`` parameters (:class:`brook.config.Config` has them)."""
-
-    tls_port: int
-    tls_cert_file: str
-    tls_key_file: str
-    tls_key_file_pass: str
-    tls_client_cert_file: str
-    tls_client_key_file: str
-    tls_client_key_file_pass: str
-    tls_dh_params_file: str
-    tls_ca_cert_file: str
-    tls_ca_cert_dir: str
-    tls_auth_clients: str
-    tls_protocols: str
-    tls_ciphers: str
-    tls_ciphersuites: str
-    tls_prefer_server_ciphers: bool
-    tls_session_caching: bool
-    tls_session_cache_size: int
-    tls_session_cache_timeout: int
-    tls_replication: bool
-    tls_cluster: bool
-
-
 class TlsConfigError(Exception):
     """The ``tls-*`` parameters cannot make a context; the message is Redis's log line."""
 
@@ -76,12 +53,12 @@ class TlsContexts:
     client: ssl.SSLContext
 
 
-def tls_wanted(settings: TlsSettings) -> bool:
+def tls_wanted(settings: Config) -> bool:
     """Whether Redis would configure TLS: a TLS port, or TLS links to other servers."""
     return bool(settings.tls_port or settings.tls_replication or settings.tls_cluster)
 
 
-def build_contexts(settings: TlsSettings) -> TlsContexts:
+def build_contexts(settings: Config) -> TlsContexts:
     """Every context from the current parameters, or TlsConfigError (nothing half-built is
     kept: the caller swaps the result in whole)."""
     if not settings.tls_cert_file:
@@ -113,7 +90,7 @@ def parse_protocols(text: str) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
     return min(versions), max(versions)
 
 
-def _server_context(settings: TlsSettings,
+def _server_context(settings: Config,
                     versions: tuple[ssl.TLSVersion, ssl.TLSVersion],
                     verify_mode: ssl.VerifyMode) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -140,7 +117,7 @@ def _server_context(settings: TlsSettings,
     return context
 
 
-def _client_context(settings: TlsSettings,
+def _client_context(settings: Config,
                     versions: tuple[ssl.TLSVersion, ssl.TLSVersion]) -> ssl.SSLContext:
     """Redis's client side: the client certificate when both its files are set, otherwise
     the server's own; the peer's certificate is checked against the CAs, not its name."""
@@ -156,7 +133,7 @@ def _client_context(settings: TlsSettings,
     return context
 
 
-def _configure(context: ssl.SSLContext, settings: TlsSettings,
+def _configure(context: ssl.SSLContext, settings: Config,
                versions: tuple[ssl.TLSVersion, ssl.TLSVersion],
                cert_file: str, key_file: str, key_file_pass: str) -> None:
     """What both sides share (Redis's createSSLContext)."""
