@@ -132,7 +132,7 @@ class Functions:
             raise FunctionError(f"ERR Error compiling function: {err}") from None
         library = Library(name, code)
         engine = self.engine
-        run = engine.start(engine.session, name, ("no-writes",), False, False)
+        run = engine.loading_run(name)
         run.load_deadline = time.monotonic() + LOAD_TIMEOUT
         self.loading = library
         interpreter.set_loading(True)
