@@ -1115,3 +1115,22 @@ def test_errorstats_of_a_script_refused_before_it_runs(r) -> None:
         with pytest.raises(redis.ResponseError):
             r.eval(WRITES_FLAGGED, 1, "x")
         assert stats_of(r) == ({"eval": (0, 1, 0)}, {"NOREPLICAS": 1}, 1)
+
+
+def test_cluster_from_a_script_answers_as_from_a_socket(r) -> None:
+    disabled = "This instance has cluster support disabled"
+    assert error_of(r, "CLUSTER", "INFO") == disabled
+    assert error_of(r, "CLUSTER", "KEYSLOT", "foo") == disabled
+    assert error_of(r, "CLUSTER", "nosuch") == "unknown subcommand 'nosuch'. Try CLUSTER HELP."
+    assert error_of(r, "CLUSTER") == "wrong number of arguments for 'cluster' command"
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'info')", 0).startswith(
+        f"{disabled} script: ")
+    assert error_of(r, "EVAL", "return redis.pcall('CLUSTER', 'MYID')", 0) == disabled
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'nosuch')", 0).startswith(
+        "Unknown Redis command called from script script: ")
+    assert error_of(r, "EVAL", "return redis.call('cluster')", 0).startswith(
+        "Wrong number of args calling Redis command from script script: ")
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'reset')", 0).startswith(
+        "This Redis command is not allowed from script script: ")
+    # Not in cluster mode, a no-cluster script runs.
+    assert r.eval("#!lua flags=no-cluster\nreturn 1", 0) == 1
