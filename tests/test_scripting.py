@@ -1134,3 +1134,36 @@ def test_cluster_from_a_script_answers_as_from_a_socket(r) -> None:
         "This Redis command is not allowed from script script: ")
     # Not in cluster mode, a no-cluster script runs.
     assert r.eval("#!lua flags=no-cluster\nreturn 1", 0) == 1
+
+
+@pytest.mark.parametrize(("arguments", "reply"), [
+    ("-2, 2147483647", "too many results to unpack"),
+    ("0, 2147483647", "too many results to unpack"),
+    ("-2147483648, -2", "too many results to unpack"),
+    ("nil, 2^31 - 1", "too many results to unpack"),
+    ("'-2', '2147483647'", "too many results to unpack"),
+    ("1, 7998", "too many results to unpack"),
+    ("1, 7997", [1, 2, 3]),
+    ("-1, -2", []),
+    ("1, -1", []),
+    ("1.5, 2.7", [1, 2]),
+    ("2^31, 2^31 + 2", []),
+    ("0/0, 1", []),
+    ("'a', 2", "bad argument #2 to 'unpack' (number expected, got string)"),
+    ("1, {}", "bad argument #3 to 'unpack' (number expected, got table)"),
+])
+def test_unpack_ranges_never_crash_the_server(r, arguments: str, reply: object) -> None:
+    """Stock Lua 5.1 overflows its stack check on a range of about 2^31 elements."""
+    script = f"return {{unpack({{1, 2, 3}}, {arguments})}}"
+    if isinstance(reply, str):
+        assert error_of(r, "EVAL", script, 0) == (
+            f"user_script:1: {reply} script: {_sha(script)}, on @user_script:1.")
+    else:
+        assert r.eval(script, 0) == reply
+    assert r.ping() is True
+
+
+def test_unpack_errors_can_be_caught(r) -> None:
+    assert r.eval("return select(2, pcall(unpack, {1, 2, 3}, 0, 2147483647))", 0) == (
+        b"too many results to unpack")
+    assert r.eval("local t = {} for i = 1, 7999 do t[i] = i end return #{unpack(t)}", 0) == 7999
