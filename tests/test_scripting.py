@@ -1167,3 +1167,12 @@ def test_unpack_errors_can_be_caught(r) -> None:
     assert r.eval("return select(2, pcall(unpack, {1, 2, 3}, 0, 2147483647))", 0) == (
         b"too many results to unpack")
     assert r.eval("local t = {} for i = 1, 7999 do t[i] = i end return #{unpack(t)}", 0) == 7999
+
+
+@pytest.mark.min_redis(7, 4)
+def test_wait_and_waitaof_in_a_script_answer_at_once(r) -> None:
+    assert r.eval("return redis.pcall('wait', '1', '0')", 0) == 0
+    assert r.eval("redis.call('set', 'a', 'b') return redis.pcall('waitaof', '0', '1', '0')",
+                  0) == [0, 0]
+    assert error_of(r, "EVAL", "return redis.pcall('waitaof', '1', '1', '0')", 0) == (
+        "WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
