@@ -64,6 +64,12 @@ _READONLY: Final = "READONLY You can't write against a read only replica."
 _MASTERDOWN: Final = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
                       "to 'no'.")
 _NOREPLICAS: Final = "NOREPLICAS Not enough good replicas to write."
+_BGSAVE_ERROR: Final = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
 # The replies one read may produce before the rest of it waits for them to be written.
 REPLY_BUDGET: Final = 1 << 20
 _NOAUTH: Final = "NOAUTH Authentication required."
@@ -315,7 +321,8 @@ class Dispatcher:
         # what its script declares (Redis's getCommandFlags).
         queued = session.multi_queue if cmd is self._exec and session.in_multi else None
         state_checks = server.replication_checks and not session.replaying
-        if server.config.maxmemory or server.aof_write_failed or state_checks:
+        if (server.config.maxmemory or server.aof_write_failed or not server.last_bgsave_ok
+                or state_checks):
             needs = self._needs(cmd, args)
             if queued is not None:
                 for each, queued_args in queued:
@@ -328,7 +335,7 @@ class Dispatcher:
                     if out_of_memory:
                         return OOM
                     server.memory.charge(request_bytes(args))
-            if needs & WRITES or cmd.name == "ping":
+            if (needs & WRITES or cmd.name == "ping") and not session.replaying:
                 refusal = self.disk_error()
                 if refusal is not None:
                     return refusal
@@ -398,14 +405,23 @@ class Dispatcher:
                 and not session.replaying)
 
     def disk_error(self) -> str | None:
-        """The MISCONF error while the AOF cannot be written (Redis's
-        writeCommandsDeniedByDiskError), else None."""
+        """The MISCONF error while writes are refused for want of persistence (Redis's
+        writeCommandsDeniedByDiskError: a failed snapshot with stop-writes-on-bgsave-error
+        and save points, then an AOF that cannot be written), else None."""
         server = self.server
+        if self._snapshot_failed():
+            return _BGSAVE_ERROR
         if server.aof_write_failed:
             aof = server.aof
             return ("MISCONF Errors writing to the AOF file: "
                     f"{aof.last_write_error if aof else ''}")
         return None
+
+    def _snapshot_failed(self) -> bool:
+        server = self.server
+        config = server.config
+        return bool(not server.last_bgsave_ok and config.stop_writes_on_bgsave_error
+                    and config.save)
 
     # -- a script's flags and its commands (Redis's scriptPrepareForRun and scriptCall) -----
 
@@ -426,6 +442,10 @@ class Dispatcher:
         if NO_WRITES not in flags:
             if self.read_only_replica(caller):
                 return "READONLY Can not run script with write flag on readonly replica"
+            if self._snapshot_failed() and not caller.replaying:
+                return ("MISCONF Redis is configured to save RDB snapshots, but it's currently "
+                        "unable to persist to disk. Writable scripts are blocked. Use "
+                        "'no-writes' flag for read only scripts.")
             if server.aof_write_failed and not caller.replaying:
                 aof = server.aof
                 return ("MISCONF Redis is configured to persist data to AOF, but it's currently "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -1176,3 +1178,48 @@ def test_wait_and_waitaof_in_a_script_answer_at_once(r) -> None:
                   0) == [0, 0]
     assert error_of(r, "EVAL", "return redis.pcall('waitaof', '1', '1', '0')", 0) == (
         "WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+
+
+def _snapshot_settled(r: redis.Redis) -> dict:
+    deadline = time.monotonic() + 10
+    while True:
+        info = r.info("persistence")
+        if not info["rdb_bgsave_in_progress"] or time.monotonic() > deadline:
+            return info
+        time.sleep(0.02)
+
+
+BGSAVE_ERROR = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
+
+
+def test_a_failed_snapshot_refuses_writes_and_writing_scripts(r) -> None:
+    r.set("x", "v")
+    # The dump file's name taken by a directory: the snapshot cannot be put in place.
+    dump = os.path.join(r.config_get("dir")["dir"], r.config_get("dbfilename")["dbfilename"])
+    if os.path.isfile(dump):
+        os.remove(dump)
+    os.makedirs(os.path.join(dump, "inside"))
+    try:
+        with configured(r, save="900 1"):
+            r.bgsave()
+            assert _snapshot_settled(r)["rdb_last_bgsave_status"] == "err"
+            assert full_error(r, "SET", "x", "1") == BGSAVE_ERROR
+            assert full_error(r, "PING") == BGSAVE_ERROR
+            assert r.get("x") == b"v"
+            assert full_error(r, "EVAL", WRITES_FLAGGED, 1, "x") == BGSAVE_ERROR
+            assert r.eval(READS_FLAGGED, 1, "x") == b"v"
+            script = "return redis.call('set', KEYS[1], 1)"
+            assert full_error(r, "EVAL", script, 1, "x") == (
+                f"{BGSAVE_ERROR} script: {_sha(script)}, on @user_script:1.")
+            with configured(r, stop_writes_on_bgsave_error="no"):
+                assert r.set("x", "w") is True
+    finally:
+        shutil.rmtree(dump)
+    r.bgsave()
+    assert _snapshot_settled(r)["rdb_last_bgsave_status"] == "ok"
+    assert r.set("x", "v") is True
