@@ -44,7 +44,6 @@ from brook.scripting.flags import (
     ALLOW_STALE,
     DENYOOM,
     DENYSTALE,
-    NO_CLUSTER,
     NO_WRITES,
     WRITES,
 )
@@ -430,12 +429,12 @@ class Dispatcher:
         """Why a script may not start, by the flags it declares (None: an EVAL script without
         a shebang, Redis's compatibility mode), with scriptPrepareForRun's texts. At the top
         level the checks of :meth:`_refusal` refused such a script before; these catch what
-        changed since (inside a transaction) and the read-only commands."""
+        changed since (inside a transaction) and the read-only commands. ``no-cluster`` never
+        refuses: Brook never runs in cluster mode (INFO's cluster_enabled:0, CLUSTER's error),
+        whatever cluster-enabled says."""
         server = self.server
         if flags is None:
             return _MASTERDOWN if self.stale() and not caller.replaying else None
-        if NO_CLUSTER in flags and server.config.cluster_enabled:
-            return "ERR Can not run script on cluster, 'no-cluster' flag is set."
         if ALLOW_STALE not in flags and self.stale() and not caller.replaying:
             return ("MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to "
                     "'no' and 'allow-stale' flag is not set on the script.")

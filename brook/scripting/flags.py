@@ -11,6 +11,7 @@ ALLOW_OOM: Final = "allow-oom"
 ALLOW_STALE: Final = "allow-stale"
 NO_CLUSTER: Final = "no-cluster"
 ALLOW_CROSS_SLOT: Final = "allow-cross-slot-keys"
+# The flags a shebang or a function may name, in Redis's order (scripts_flags_def).
 SCRIPT_FLAGS: Final = (NO_WRITES, ALLOW_OOM, ALLOW_STALE, NO_CLUSTER, ALLOW_CROSS_SLOT)
 
 # What a request asks of the server's state, as the dispatcher's checks read it: Redis's
