@@ -39,6 +39,14 @@ from brook.eviction import OOM
 from brook.memory import request_bytes
 from brook.protocol import resp
 from brook.protocol.requests import is_request
+from brook.scripting.flags import (
+    ALLOW_OOM,
+    ALLOW_STALE,
+    DENYOOM,
+    DENYSTALE,
+    NO_WRITES,
+    WRITES,
+)
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
 
 if TYPE_CHECKING:
@@ -55,6 +63,12 @@ _READONLY: Final = "READONLY You can't write against a read only replica."
 _MASTERDOWN: Final = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
                       "to 'no'.")
 _NOREPLICAS: Final = "NOREPLICAS Not enough good replicas to write."
+_BGSAVE_ERROR: Final = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
 # The replies one read may produce before the rest of it waits for them to be written.
 REPLY_BUDGET: Final = 1 << 20
 _NOAUTH: Final = "NOAUTH Authentication required."
@@ -302,27 +316,32 @@ class Dispatcher:
             if denial is not None:
                 return server.acl_denied(session, cmd, args, denial,
                                          "multi" if session.in_multi else "toplevel")
-        # EXEC is judged by what it would run (Redis's mstate flags).
+        # EXEC is judged by what it would run (Redis's mstate flags), a script command by
+        # what its script declares (Redis's getCommandFlags).
         queued = session.multi_queue if cmd is self._exec and session.in_multi else None
-        if server.config.maxmemory and not session.replaying:
-            # Redis's performEvictions before every command.
-            out_of_memory = not server.evictor.perform()
-            server.oom_before_command = out_of_memory
-            denyoom = self._denies_oom(cmd, args) or queued is not None and any(
-                self._denies_oom(each, queued_args) for each, queued_args in queued)
-            if denyoom:
-                if out_of_memory:
-                    return OOM
-                server.memory.charge(request_bytes(args))
-        if server.aof_write_failed and (cmd.is_write or queued is not None and any(
-                each.is_write for each, _ in queued)):
-            aof = server.aof
-            return ("MISCONF Errors writing to the AOF file: "
-                    f"{aof.last_write_error if aof else ''}")
-        if server.replication_checks and not session.replaying:
-            refusal = self._replication_refusal(cmd, queued)
-            if refusal is not None:
-                return refusal
+        state_checks = server.replication_checks and not session.replaying
+        if (server.config.maxmemory or server.aof_write_failed or not server.last_bgsave_ok
+                or state_checks):
+            needs = self._needs(cmd, args)
+            if queued is not None:
+                for each, queued_args in queued:
+                    needs |= self._needs(each, queued_args)
+            if server.config.maxmemory and not session.replaying:
+                # Redis's performEvictions before every command.
+                out_of_memory = not server.evictor.perform()
+                server.oom_before_command = out_of_memory
+                if needs & DENYOOM:
+                    if out_of_memory:
+                        return OOM
+                    server.memory.charge(request_bytes(args))
+            if (needs & WRITES or cmd.name == "ping") and not session.replaying:
+                refusal = self.disk_error()
+                if refusal is not None:
+                    return refusal
+            if state_checks:
+                refusal = self._replication_refusal(needs)
+                if refusal is not None:
+                    return refusal
         if server.loading and "loading" not in cmd.flags:
             return _LOADING
         busy = server.script_busy
@@ -334,33 +353,133 @@ class Dispatcher:
             return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
         return None
 
-    def _replication_refusal(self, cmd: Command,
-                             queued: list[tuple[Command, list[bytes]]] | None) -> str | None:
+    def _needs(self, cmd: Command, args: list[bytes]) -> int:
+        """What a request asks of the server's state (:data:`WRITES`, :data:`DENYOOM`,
+        :data:`DENYSTALE`): a script command's by the flags its script declares (Redis's
+        scriptFlagsToCmdFlags), any other command's by its own flags."""
+        if cmd.is_script:
+            needs = self.server.scripting.declared_needs(cmd.name, args)
+            if needs is not None:
+                return needs
+        return ((WRITES if cmd.is_write else 0) | (DENYOOM if cmd.is_denyoom else 0)
+                | (0 if "stale" in cmd.flags else DENYSTALE))
+
+    def _replication_refusal(self, needs: int) -> str | None:
         """Redis's NOREPLICAS (a master short of good replicas), READONLY and MASTERDOWN (a
         replica), in Redis's order; the master's own stream never meets them (replaying)."""
         server = self.server
-        config = server.config
-        replication = server.replication
-        writes = cmd.is_write or queued is not None and any(
-            each.is_write for each, _ in queued)
-        if not replication.is_replica:
-            if (writes and config.min_replicas_to_write and config.min_replicas_max_lag
-                    and replication.good_replicas() < config.min_replicas_to_write):
+        if not server.replication.is_replica:
+            if needs & WRITES and self.short_of_replicas():
                 return _NOREPLICAS
             return None
-        if writes and config.replica_read_only:
+        if needs & WRITES and server.config.replica_read_only:
             return _READONLY
-        link = replication.link
-        if (not config.replica_serve_stale_data and "stale" not in cmd.flags
-                and (link is None or link.state != "connected")):
+        if needs & DENYSTALE and self.stale():
             return _MASTERDOWN
         return None
 
-    def _denies_oom(self, cmd: Command, args: list[bytes]) -> bool:
-        """``denyoom``, for a script command by its script's declared flags."""
-        if cmd.is_script:
-            return self.server.scripting.denies_oom(cmd.name, args)
-        return cmd.is_denyoom
+    # -- the server's state, as the checks above and a script's read it ---------------------
+
+    def short_of_replicas(self) -> bool:
+        """min-replicas-to-write is not met (Redis's checkGoodReplicasStatus failing)."""
+        server = self.server
+        config = server.config
+        return bool(not server.replication.is_replica and config.min_replicas_to_write
+                    and config.min_replicas_max_lag
+                    and server.replication.good_replicas() < config.min_replicas_to_write)
+
+    def stale(self) -> bool:
+        """A replica cut off from its master that may not serve stale data."""
+        server = self.server
+        if not server.replication.is_replica or server.config.replica_serve_stale_data:
+            return False
+        link = server.replication.link
+        return link is None or link.state != "connected"
+
+    def read_only_replica(self, session: Session) -> bool:
+        """Writes are refused here: a read-only replica, unless its master (or the AOF
+        loader) sends them."""
+        server = self.server
+        return (server.replication.is_replica and server.config.replica_read_only
+                and not session.replaying)
+
+    def disk_error(self) -> str | None:
+        """The MISCONF error while writes are refused for want of persistence (Redis's
+        writeCommandsDeniedByDiskError: a failed snapshot with stop-writes-on-bgsave-error
+        and save points, then an AOF that cannot be written), else None."""
+        server = self.server
+        if self._snapshot_failed():
+            return _BGSAVE_ERROR
+        if server.aof_write_failed:
+            aof = server.aof
+            return ("MISCONF Errors writing to the AOF file: "
+                    f"{aof.last_write_error if aof else ''}")
+        return None
+
+    def _snapshot_failed(self) -> bool:
+        server = self.server
+        config = server.config
+        return bool(not server.last_bgsave_ok and config.stop_writes_on_bgsave_error
+                    and config.save)
+
+    # -- a script's flags and its commands (Redis's scriptPrepareForRun and scriptCall) -----
+
+    def script_refusal(self, caller: Session, flags: tuple[str, ...] | None,
+                       read_only_command: bool) -> str | None:
+        """Why a script may not start, by the flags it declares (None: an EVAL script without
+        a shebang, Redis's compatibility mode), with scriptPrepareForRun's texts. At the top
+        level the checks of :meth:`_refusal` refused such a script before; these catch what
+        changed since (inside a transaction) and the read-only commands. ``no-cluster`` never
+        refuses: Brook never runs in cluster mode (INFO's cluster_enabled:0, CLUSTER's error),
+        whatever cluster-enabled says."""
+        server = self.server
+        if flags is None:
+            return _MASTERDOWN if self.stale() and not caller.replaying else None
+        if ALLOW_STALE not in flags and self.stale() and not caller.replaying:
+            return ("MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to "
+                    "'no' and 'allow-stale' flag is not set on the script.")
+        if NO_WRITES not in flags:
+            if self.read_only_replica(caller):
+                return "READONLY Can not run script with write flag on readonly replica"
+            if self._snapshot_failed() and not caller.replaying:
+                return ("MISCONF Redis is configured to save RDB snapshots, but it's currently "
+                        "unable to persist to disk. Writable scripts are blocked. Use "
+                        "'no-writes' flag for read only scripts.")
+            if server.aof_write_failed and not caller.replaying:
+                aof = server.aof
+                return ("MISCONF Redis is configured to persist data to AOF, but it's currently "
+                        "unable to persist to disk. Writable scripts are blocked. Use "
+                        "'no-writes' flag for read only scripts. AOF error: "
+                        f"{aof.last_write_error if aof else ''}")
+            if read_only_command:
+                return "ERR Can not execute a script with write flag using *_ro command."
+            if self.short_of_replicas() and not caller.replaying:
+                return _NOREPLICAS
+            if (ALLOW_OOM not in flags and server.oom_before_command
+                    and server.config.maxmemory and not caller.replaying):
+                return ("OOM allow-oom flag is not set on the script, can not run it when used "
+                        "memory > 'maxmemory'")
+        return None
+
+    def script_command_refusal(self, caller: Session, cmd: Command, read_only: bool,
+                               wrote: bool, allow_oom: bool) -> str | None:
+        """Why a script may not run ``cmd`` now, by the server's state (Redis's scriptCall,
+        after its ACL check; a script that already wrote is never stopped halfway)."""
+        if read_only and (cmd.is_write or "may_replicate" in cmd.flags):
+            return "ERR Write commands are not allowed from read-only scripts."
+        if cmd.is_write and not wrote:
+            if self.read_only_replica(caller):
+                return _READONLY
+            refusal = self.disk_error()
+            if refusal is not None:
+                return refusal
+            if self.short_of_replicas():
+                return _NOREPLICAS
+        server = self.server
+        if (cmd.is_denyoom and not allow_oom and not wrote and server.oom_before_command
+                and server.config.maxmemory and not caller.replaying):
+            return OOM  # Redis's scriptVerifyOOM
+        return None
 
     def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
         """Refuse a request: inside MULTI the transaction will abort; a refused EXEC discards

@@ -50,6 +50,14 @@ def now_ms() -> int:
     return int(time.time() * 1000) if snapshot is None else snapshot // 1000
 
 
+def command_ms(read_at: float) -> int:
+    """The time in ms of a command whose request was read at ``read_at`` (seconds): the
+    frozen time of the script or transaction running it, else when its request was read
+    (Redis's commandTimeSnapshot, without a clock call per command)."""
+    snapshot = _time_snapshot
+    return int(read_at * 1000) if snapshot is None else snapshot // 1000
+
+
 def now_us() -> int:
     snapshot = _time_snapshot
     return time.time_ns() // 1000 if snapshot is None else snapshot

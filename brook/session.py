@@ -124,6 +124,7 @@ class Session:
             or self.parser is not None
             or server.loading
             or server.aof_write_failed
+            or not server.last_bgsave_ok  # MISCONF, stop-writes-on-bgsave-error
             or server.script_busy is not None
             or server.replication_checks  # READONLY, MASTERDOWN, NOREPLICAS
             # RESP2 subscribed mode: only some commands may run (checked by the dispatcher);

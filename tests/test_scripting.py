@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import shutil
 import threading
 import time
+from collections.abc import Iterator
 
+import hiredis
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess
+from tests.conftest import RawConnection, ServerProcess, encode_request
 from tests.test_blocking import Waiting, parked
 
 SHA_RETURN_1 = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
@@ -780,6 +784,37 @@ def test_a_script_sees_one_instant(r) -> None:
         r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", 0)
 
 
+@pytest.mark.min_redis(7, 4)
+def test_xadd_and_time_in_a_script_use_its_start(r) -> None:
+    """XADD's ``*`` and TIME take the script's frozen time (Redis's commandTimeSnapshot),
+    which is the time it started, not an older one."""
+    r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", 1)
+    try:
+        before = int(time.time() * 1000)
+        first, slept, second, entry = r.eval("""
+            local first = redis.call('time')
+            redis.call('debug', 'sleep', 0.02)
+            local second = redis.call('time')
+            return {first, tostring(first[1] * 1000 + math.floor(first[2] / 1000)), second,
+                    redis.call('xadd', KEYS[1], '*', 'f', 'v')}""", 1, "sx")
+        after = int(time.time() * 1000)
+    finally:
+        r.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", 0)
+    assert first == second
+    started = int(slept)
+    assert before - 5 <= started <= after + 5
+    assert entry == b"%d-0" % started
+
+
+def test_xadd_in_a_script_takes_the_time_of_now(r) -> None:
+    """Not a time the server took long before (the stream ID would lie in the past)."""
+    time.sleep(0.2)
+    before = int(time.time() * 1000)
+    entry = r.eval("return redis.call('XADD', KEYS[1], '*', 'f', 'v')", 1, "sx")
+    after = int(time.time() * 1000)
+    assert before - 5 <= int(entry.split(b"-")[0]) <= after + 5
+
+
 def _script_sees_one_instant(r: redis.Redis) -> None:
     assert r.eval("""
         redis.call('set', 'key', 'value', 'PX', '1')
@@ -828,3 +863,363 @@ def test_bytecode_cannot_be_loaded(r) -> None:
     assert r.eval("local f, e = loadstring(string.dump(function() return 1 end), 'x') "
                   "return {tostring(f), e}", 0) == [
         b"nil", b"[string \"x\"]:1: unexpected symbol near 'char(27)'"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A script's flags against the server's state, checked before it starts
+# ---------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def configured(r: redis.Redis, **settings: object) -> Iterator[None]:
+    """CONFIG SET for the block, the old values back after it."""
+    names = [name.replace("_", "-") for name in settings]
+    saved = {name: r.config_get(name)[name] for name in names}
+    try:
+        for name, value in zip(names, settings.values(), strict=True):
+            r.config_set(name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            r.config_set(name, value)
+
+
+@contextlib.contextmanager
+def stale_replica(r: redis.Redis) -> Iterator[None]:
+    """A replica of a master that is not there, serving no stale data."""
+    with configured(r, replica_serve_stale_data="no"):
+        r.execute_command("REPLICAOF", "127.0.0.1", "1")
+        try:
+            yield
+        finally:
+            r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def full_error(r: redis.Redis, *args: str | int) -> str:
+    """An error reply's whole text, its code included (redis-py drops some codes)."""
+    raw = RawConnection(r.connection_pool.connection_kwargs["port"])
+    try:
+        reply = raw.call(*args)
+    finally:
+        raw.close()
+    assert isinstance(reply, hiredis.ReplyError), reply
+    return str(reply)
+
+
+WRITES_FLAGGED = "#!lua\nreturn redis.call('set', KEYS[1], 1)"
+READS_FLAGGED = "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])"
+
+
+def test_min_replicas_refuse_a_writing_script_before_it_starts(r) -> None:
+    r.set("x", "some value")
+    with configured(r, min_replicas_to_write=1):
+        assert full_error(r, "EVAL", WRITES_FLAGGED, 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+        # A script that declares flags is judged by them, even one that only reads.
+        assert full_error(r, "EVAL", "#!lua\nreturn redis.call('get', KEYS[1])", 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+        assert r.eval(READS_FLAGGED, 1, "x") == b"some value"
+        assert r.eval_ro(READS_FLAGGED, 1, "x") == b"some value"
+        # Without a shebang, each command of the script is checked as it is called.
+        assert r.eval("return redis.call('get', KEYS[1])", 1, "x") == b"some value"
+        assert full_error(r, "EVAL", "return redis.call('set', KEYS[1], 1)", 1, "x").startswith(
+            "NOREPLICAS Not enough good replicas to write. script: ")
+        sha = r.script_load(WRITES_FLAGGED)
+        assert full_error(r, "EVALSHA", sha, 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+        # The read-only forms of a writing script: refused as writes before anything else.
+        assert full_error(r, "EVAL_RO", WRITES_FLAGGED, 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+        assert full_error(r, "EVALSHA_RO", sha, 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+    assert r.get("x") == b"some value"
+    assert r.eval(WRITES_FLAGGED, 1, "x") == b"OK"
+
+
+def test_min_replicas_refuse_a_writing_function(r) -> None:
+    r.function_load(
+        "#!lua name=lib\n"
+        "redis.register_function('w', function(keys) return redis.call('set', keys[1], 1) end)\n"
+        "redis.register_function{function_name='ro', callback=function(keys) "
+        "return redis.call('get', keys[1]) end, flags={'no-writes'}}")
+    r.set("x", "v")
+    with configured(r, min_replicas_to_write=1):
+        assert full_error(r, "FCALL", "w", 1, "x") == "NOREPLICAS Not enough good replicas to write."
+        assert full_error(r, "FCALL_RO", "w", 1, "x") == (
+            "NOREPLICAS Not enough good replicas to write.")
+        assert r.fcall("ro", 1, "x") == b"v"
+        assert r.fcall_ro("ro", 1, "x") == b"v"
+        # In a transaction it is refused when queued, and EXEC aborts.
+        pipe = r.pipeline()
+        pipe.fcall("w", 1, "x")
+        with pytest.raises(redis.ResponseError) as caught:
+            pipe.execute()
+        assert "error: NOREPLICAS Not enough good replicas to write." in str(caught.value)
+    assert r.get("x") == b"v"
+
+
+def test_min_replicas_set_inside_a_transaction_stop_a_later_script(raw) -> None:
+    """The state changed after EXEC was admitted: the script's own start check refuses it."""
+    try:
+        script = "#!lua\nreturn redis.call('set', 'x', 1)"
+        reply = raw.request(
+            b"MULTI\r\nCONFIG SET min-replicas-to-write 1\r\n"
+            + encode_request("EVAL", script, 0) + b"EXEC\r\n", until=b"write.\r\n")
+    finally:
+        raw.request(b"CONFIG SET min-replicas-to-write 0\r\n")
+    assert reply == (b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n"
+                     b"-NOREPLICAS Not enough good replicas to write.\r\n")
+
+
+def test_oom_refuses_a_writing_script_unless_allow_oom(r) -> None:
+    r.set("x", "v")
+    with configured(r, maxmemory=1, maxmemory_policy="noeviction"):
+        assert full_error(r, "EVAL", WRITES_FLAGGED, 1, "x") == (
+            "OOM command not allowed when used memory > 'maxmemory'.")
+        assert r.eval("#!lua flags=allow-oom\nreturn redis.call('set', KEYS[1], 2)",
+                      1, "x") == b"OK"
+        assert r.eval(READS_FLAGGED, 1, "x") == b"2"
+        # Without a shebang: the first write of the script is refused.
+        assert full_error(r, "EVAL", "return redis.call('set', KEYS[1], 3)", 1, "x").startswith(
+            "OOM command not allowed when used memory > 'maxmemory'. script: ")
+    assert r.get("x") == b"2"
+
+
+def test_a_read_only_replica_refuses_writing_scripts(r) -> None:
+    r.set("x", "v")
+    with configured(r, replica_serve_stale_data="yes"):
+        r.execute_command("REPLICAOF", "127.0.0.1", "1")
+        try:
+            assert full_error(r, "EVAL", WRITES_FLAGGED, 1, "x") == (
+                "READONLY You can't write against a read only replica.")
+            assert full_error(r, "EVAL_RO", WRITES_FLAGGED, 1, "x") == (
+                "READONLY You can't write against a read only replica.")
+            assert r.eval(READS_FLAGGED, 1, "x") == b"v"
+            script = "return redis.call('set', KEYS[1], 1)"
+            assert full_error(r, "EVAL", script, 1, "x") == (
+                "READONLY You can't write against a read only replica. script: "
+                f"{_sha(script)}, on @user_script:1.")
+        finally:
+            r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def test_a_stale_replica_runs_only_allow_stale_scripts(r) -> None:
+    masterdown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+    with stale_replica(r):
+        assert full_error(r, "EVAL", "return redis.call('get', KEYS[1])", 1, "x") == masterdown
+        assert full_error(r, "EVAL", "#!lua flags=no-writes\nreturn 1", 0) == masterdown
+        assert r.eval("#!lua flags=allow-stale,no-writes\nreturn 1", 0) == 1
+        # A command that may not run stale, called by an allow-stale script.
+        assert full_error(r, "EVAL", "#!lua flags=allow-stale,no-writes\n"
+                        "return redis.call('get', 'x')", 0).startswith(
+            "ERR Can not execute the command on a stale replica script: ")
+        assert r.eval("#!lua flags=allow-stale,no-writes\n"
+                      "return redis.call('echo', 'hi')", 0) == b"hi"
+        # In a transaction: EXEC may run stale, so the script's own start check refuses it.
+        pipe = r.pipeline()
+        pipe.eval("return 1", 0)
+        pipe.echo("after")
+        refused, echoed = pipe.execute(raise_on_error=False)
+        assert str(refused) == masterdown
+        assert echoed == b"after"
+
+
+def test_acl_check_cmd_asks_the_acl(server: ServerProcess, r) -> None:
+    r.execute_command("ACL", "SETUSER", "bob", "on", "nopass", "+set", "+eval", "~x*")
+    bob = server.client(username="bob", password="any")
+    try:
+        assert bob.eval("return redis.acl_check_cmd('set', 'xx', 1)", 1, "xx") == 1
+        r.execute_command("ACL", "LOG", "RESET")  # what the client's handshake was refused
+        assert bob.eval("return redis.acl_check_cmd('hset', 'xx', 'f', 1)", 1, "xx") is None
+        assert bob.eval("return redis.acl_check_cmd('set', 'yy', 1)", 0) is None
+        assert bob.eval("return redis.acl_check_cmd('SET', 'xy', 1)", 0) == 1
+        assert error_of(bob, "EVAL", "return redis.acl_check_cmd('invalid-cmd', 'arg')",
+                        0).startswith("Invalid command passed to redis.acl_check_cmd()")
+        assert error_of(bob, "EVAL", "return redis.acl_check_cmd('config', 'nosuch')",
+                        0).startswith("Invalid command passed to redis.acl_check_cmd()")
+        assert error_of(bob, "EVAL", "return redis.acl_check_cmd()", 0).startswith(
+            "Please specify at least one argument for this redis lib call")
+        assert error_of(bob, "EVAL", "return redis.acl_check_cmd('set', {})", 0).startswith(
+            "Lua redis lib command arguments must be strings or integers")
+        # Asking is no denial: the ACL log stays empty.
+        assert r.execute_command("ACL", "LOG") == []
+    finally:
+        bob.close()
+    # The default user may do anything.
+    assert r.eval("return redis.acl_check_cmd('hset', 'yy', 'f', 1)", 0) == 1
+    assert r.eval("return redis.acl_check_cmd('config', 'get', 'x')", 0) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Commandstats and errorstats of scripts (Redis's introspection-2 and info tests)
+# ---------------------------------------------------------------------------------------------
+
+
+def stats_of(r: redis.Redis) -> tuple[dict[str, tuple[int, int, int]], dict[str, int], int]:
+    """(calls, rejected, failed) by command, error counts by code, total error replies."""
+    commands = {name.removeprefix("cmdstat_"): (row["calls"], row["rejected_calls"],
+                                                 row["failed_calls"])
+                for name, row in r.info("commandstats").items()}
+    commands.pop("config|resetstat", None)
+    errors = {name.removeprefix("errorstat_"): row["count"]
+              for name, row in r.info("errorstats").items()}
+    return commands, errors, r.info("stats")["total_error_replies"]
+
+
+def test_commandstats_count_a_script_and_each_command_it_called(r) -> None:
+    r.set("mykey", "myval")
+    r.config_resetstat()
+    r.eval("redis.call('set', KEYS[1], 0) redis.call('expire', KEYS[1], 0) "
+           "redis.call('zadd', KEYS[1], 0, 'bar') redis.call('set', KEYS[1], 1)", 1, "mykey")
+    assert stats_of(r) == ({"eval": (1, 0, 0), "set": (2, 0, 0), "expire": (1, 0, 0),
+                            "zadd": (1, 0, 0)}, {}, 0)
+
+
+@pytest.mark.parametrize(("script", "commands", "errors"), [
+    # A failed call caught by pcall: the command failed, the script did not.
+    ("redis.pcall('XGROUP', 'CREATECONSUMER', 's1', 'mygroup', 'consumer') return",
+     {"eval": (1, 0, 0), "xgroup|createconsumer": (1, 0, 1)}, {"ERR": 1}),
+    # A failed call raised: counted once, the script failed too.
+    ("return redis.call('lpush', 'str', 'x')",
+     {"eval": (1, 0, 1), "lpush": (1, 0, 1)}, {"WRONGTYPE": 1}),
+    ("return redis.pcall('lpush', 'str', 'x')",
+     {"eval": (1, 0, 1), "lpush": (1, 0, 1)}, {"WRONGTYPE": 1}),
+    # Refused calls: counted when refused, not again when the script fails with them.
+    ("return redis.call('incr', 'str', 'x')", {"eval": (1, 0, 1), "incr": (0, 1, 0)},
+     {"ERR": 1}),
+    ("return redis.call('nosuch')", {"eval": (1, 0, 1)}, {"ERR": 1}),
+    ("return redis.pcall('nosuch')", {"eval": (1, 0, 1)}, {"ERR": 1}),
+    ("return redis.call('eval', 'return 1', 0)", {"eval": (1, 1, 1)}, {"ERR": 1}),
+    # The script's own errors.
+    ("return error('x')", {"eval": (1, 0, 1)}, {"ERR": 1}),
+    ("return redis.error_reply('MY_CODE x')", {"eval": (1, 0, 1)}, {"MY_CODE": 1}),
+    ("return {1, redis.error_reply('MY_CODE x'), redis.pcall('nosuch')}",
+     {"eval": (1, 0, 2)}, {"MY_CODE": 1, "ERR": 1}),
+])
+def test_errorstats_of_scripts(r, script: str, commands: dict, errors: dict) -> None:
+    r.set("str", "v")
+    r.config_resetstat()
+    with contextlib.suppress(redis.ResponseError):
+        r.eval(script, 0)
+    assert stats_of(r) == (commands, errors, sum(errors.values()))
+
+
+def test_errorstats_of_a_script_refused_before_it_runs(r) -> None:
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("EVAL", "return 1")  # wrong arity
+    with pytest.raises(redis.ResponseError):
+        r.evalsha("0" * 40, 0)
+    assert stats_of(r) == ({"eval": (0, 1, 0), "evalsha": (1, 0, 1)},
+                           {"ERR": 1, "NOSCRIPT": 1}, 2)
+    with configured(r, min_replicas_to_write=1):
+        r.config_resetstat()
+        with pytest.raises(redis.ResponseError):
+            r.eval(WRITES_FLAGGED, 1, "x")
+        assert stats_of(r) == ({"eval": (0, 1, 0)}, {"NOREPLICAS": 1}, 1)
+
+
+def test_cluster_from_a_script_answers_as_from_a_socket(r) -> None:
+    disabled = "This instance has cluster support disabled"
+    assert error_of(r, "CLUSTER", "INFO") == disabled
+    assert error_of(r, "CLUSTER", "KEYSLOT", "foo") == disabled
+    assert error_of(r, "CLUSTER", "nosuch") == "unknown subcommand 'nosuch'. Try CLUSTER HELP."
+    assert error_of(r, "CLUSTER") == "wrong number of arguments for 'cluster' command"
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'info')", 0).startswith(
+        f"{disabled} script: ")
+    assert error_of(r, "EVAL", "return redis.pcall('CLUSTER', 'MYID')", 0) == disabled
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'nosuch')", 0).startswith(
+        "Unknown Redis command called from script script: ")
+    assert error_of(r, "EVAL", "return redis.call('cluster')", 0).startswith(
+        "Wrong number of args calling Redis command from script script: ")
+    assert error_of(r, "EVAL", "return redis.call('cluster', 'reset')", 0).startswith(
+        "This Redis command is not allowed from script script: ")
+    # Not in cluster mode, a no-cluster script runs.
+    assert r.eval("#!lua flags=no-cluster\nreturn 1", 0) == 1
+
+
+@pytest.mark.parametrize(("arguments", "reply"), [
+    ("-2, 2147483647", "too many results to unpack"),
+    ("0, 2147483647", "too many results to unpack"),
+    ("-2147483648, -2", "too many results to unpack"),
+    ("nil, 2^31 - 1", "too many results to unpack"),
+    ("'-2', '2147483647'", "too many results to unpack"),
+    ("1, 7998", "too many results to unpack"),
+    ("1, 7997", [1, 2, 3]),
+    ("-1, -2", []),
+    ("1, -1", []),
+    ("1.5, 2.7", [1, 2]),
+    ("2^31, 2^31 + 2", []),
+    ("0/0, 1", []),
+    ("'a', 2", "bad argument #2 to 'unpack' (number expected, got string)"),
+    ("1, {}", "bad argument #3 to 'unpack' (number expected, got table)"),
+])
+def test_unpack_ranges_never_crash_the_server(r, arguments: str, reply: object) -> None:
+    """Stock Lua 5.1 overflows its stack check on a range of about 2^31 elements."""
+    script = f"return {{unpack({{1, 2, 3}}, {arguments})}}"
+    if isinstance(reply, str):
+        assert error_of(r, "EVAL", script, 0) == (
+            f"user_script:1: {reply} script: {_sha(script)}, on @user_script:1.")
+    else:
+        assert r.eval(script, 0) == reply
+    assert r.ping() is True
+
+
+def test_unpack_errors_can_be_caught(r) -> None:
+    assert r.eval("return select(2, pcall(unpack, {1, 2, 3}, 0, 2147483647))", 0) == (
+        b"too many results to unpack")
+    assert r.eval("local t = {} for i = 1, 7999 do t[i] = i end return #{unpack(t)}", 0) == 7999
+
+
+@pytest.mark.min_redis(7, 4)
+def test_wait_and_waitaof_in_a_script_answer_at_once(r) -> None:
+    assert r.eval("return redis.pcall('wait', '1', '0')", 0) == 0
+    assert r.eval("redis.call('set', 'a', 'b') return redis.pcall('waitaof', '0', '1', '0')",
+                  0) == [0, 0]
+    assert error_of(r, "EVAL", "return redis.pcall('waitaof', '1', '1', '0')", 0) == (
+        "WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+
+
+def _snapshot_settled(r: redis.Redis) -> dict:
+    deadline = time.monotonic() + 10
+    while True:
+        info = r.info("persistence")
+        if not info["rdb_bgsave_in_progress"] or time.monotonic() > deadline:
+            return info
+        time.sleep(0.02)
+
+
+BGSAVE_ERROR = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
+
+
+def test_a_failed_snapshot_refuses_writes_and_writing_scripts(r) -> None:
+    r.set("x", "v")
+    # The dump file's name taken by a directory: the snapshot cannot be put in place.
+    dump = os.path.join(r.config_get("dir")["dir"], r.config_get("dbfilename")["dbfilename"])
+    if os.path.isfile(dump):
+        os.remove(dump)
+    os.makedirs(os.path.join(dump, "inside"))
+    try:
+        with configured(r, save="900 1"):
+            r.bgsave()
+            assert _snapshot_settled(r)["rdb_last_bgsave_status"] == "err"
+            assert full_error(r, "SET", "x", "1") == BGSAVE_ERROR
+            assert full_error(r, "PING") == BGSAVE_ERROR
+            assert r.get("x") == b"v"
+            assert full_error(r, "EVAL", WRITES_FLAGGED, 1, "x") == BGSAVE_ERROR
+            assert r.eval(READS_FLAGGED, 1, "x") == b"v"
+            script = "return redis.call('set', KEYS[1], 1)"
+            assert full_error(r, "EVAL", script, 1, "x") == (
+                f"{BGSAVE_ERROR} script: {_sha(script)}, on @user_script:1.")
+            with configured(r, stop_writes_on_bgsave_error="no"):
+                assert r.set("x", "w") is True
+    finally:
+        shutil.rmtree(dump)
+    r.bgsave()
+    assert _snapshot_settled(r)["rdb_last_bgsave_status"] == "ok"
+    assert r.set("x", "v") is True

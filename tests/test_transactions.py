@@ -178,3 +178,98 @@ def test_exec_null_reply_in_resp3(server):
     client.execute_command("MULTI")
     client.execute_command("SET", "w", "2")
     assert client.execute_command("EXEC") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# One instant for the whole transaction (Redis's command time snapshot)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.min_redis(7, 4)
+def test_a_transaction_sees_one_instant(r):
+    before = int(time.time() * 1000)
+    pipe = r.pipeline()
+    pipe.time()
+    pipe.xadd("sx", {"f": "v"})
+    pipe.execute_command("DEBUG", "SLEEP", "0.02")
+    pipe.time()
+    pipe.xadd("sx", {"f": "v"})
+    first, entry, _, second, later = pipe.execute()
+    after = int(time.time() * 1000)
+    assert first == second
+    started = first[0] * 1000 + first[1] // 1000
+    assert before - 5 <= started <= after + 5
+    assert entry == b"%d-0" % started
+    assert later == b"%d-1" % started
+
+
+def test_a_key_alive_when_exec_starts_stays_alive_in_it(r):
+    r.set("k", "v", px=30)
+    pipe = r.pipeline()
+    pipe.exists("k")
+    pipe.execute_command("DEBUG", "SLEEP", "0.05")
+    pipe.exists("k")
+    pipe.get("k")
+    assert pipe.execute() == [1, b"OK", 1, b"v"]
+    assert r.exists("k") == 0
+
+
+def test_commands_outside_a_transaction_each_take_the_time(r):
+    first = r.time()
+    r.execute_command("DEBUG", "SLEEP", "0.02")
+    second = r.time()
+    assert (second[0] - first[0]) * 1_000_000 + second[1] - first[1] >= 20_000
+
+
+# ---------------------------------------------------------------------------------------------
+# Commandstats and errorstats of transactions (Redis's introspection-2 and info tests)
+# ---------------------------------------------------------------------------------------------
+
+
+def stats_of(r) -> tuple[dict[str, tuple[int, int, int]], dict[str, int], int]:
+    """(calls, rejected, failed) by command, error counts by code, total error replies."""
+    commands = {name.removeprefix("cmdstat_"): (row["calls"], row["rejected_calls"],
+                                                 row["failed_calls"])
+                for name, row in r.info("commandstats").items()}
+    commands.pop("config|resetstat", None)
+    errors = {name.removeprefix("errorstat_"): row["count"]
+              for name, row in r.info("errorstats").items()}
+    return commands, errors, r.info("stats")["total_error_replies"]
+
+
+def test_commandstats_count_exec_and_each_command_it_ran(r):
+    r.config_resetstat()
+    pipe = r.pipeline()
+    pipe.set("foo", "bar")
+    pipe.zadd("foo2", {"bar": 0})
+    pipe.expire("foo2", 0)
+    pipe.eval("return redis.call('set', 'foo', 'baz')", 0)
+    assert pipe.execute() == [True, 1, True, b"OK"]
+    assert stats_of(r) == ({"multi": (1, 0, 0), "exec": (1, 0, 0), "set": (2, 0, 0),
+                            "zadd": (1, 0, 0), "expire": (1, 0, 0), "eval": (1, 0, 0)}, {}, 0)
+
+
+def test_a_failed_command_inside_exec_is_its_own_failure(r):
+    r.config_resetstat()
+    pipe = r.pipeline()
+    pipe.set("a", "b")
+    pipe.execute_command("AUTH", "a")
+    ok, failed = pipe.execute(raise_on_error=False)
+    assert ok is True and isinstance(failed, redis.RedisError)
+    assert stats_of(r) == ({"multi": (1, 0, 0), "exec": (1, 0, 0), "set": (1, 0, 0),
+                            "auth": (1, 0, 1)}, {"ERR": 1}, 1)
+    # EXEC's own error is its failure.
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("EXEC")
+    assert stats_of(r)[0]["exec"] == (2, 0, 1)
+
+
+def test_a_rejected_command_aborts_exec_and_both_are_counted(r):
+    r.config_resetstat()
+    r.execute_command("MULTI")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("SET")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("EXEC")
+    assert stats_of(r) == ({"set": (0, 1, 0), "multi": (1, 0, 0), "exec": (1, 0, 1)},
+                           {"ERR": 1, "EXECABORT": 1}, 2)

@@ -31,6 +31,7 @@ FAMILIES = (
     "persistence",
     "scripting",
     "replication",
+    "cluster",
 )
 
 

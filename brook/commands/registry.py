@@ -263,6 +263,15 @@ def lookup_table() -> dict[bytes, Command]:
     return table
 
 
+def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | None:
+    """The command a request names, its subcommand for a container (Redis's lookupCommand:
+    a container named alone is itself, an unknown subcommand is None)."""
+    cmd = table.get(argv[0]) or table.get(argv[0].lower())
+    if cmd is not None and cmd.subcommands and len(argv) > 1:
+        return cmd.subcommands.get(argv[1].lower())
+    return cmd
+
+
 # ---------------------------------------------------------------------------------------------
 # Documentation: the syntax string of a declaration, parsed into Redis's argument tree.
 #

@@ -151,7 +151,10 @@ def role(client: Session, args: list[bytes]) -> bytes:
     return client.server.replication.role_reply(client.protocol)
 
 
-@command("wait", arity=3, flags="noscript", acl="@slow @connection", group="generic", since="3.0.0",
+# WAIT and WAITAOF run in scripts and transactions since Redis 7.2 and 7.4: they answer at once
+# with what is acknowledged then, never parking.
+@command("wait", arity=3, flags="blocking", acl="@slow @connection @blocking", group="generic",
+         since="3.0.0",
          summary="Blocks until the asynchronous replication of all preceding write commands "
          "sent by the connection is completed.", complexity="O(1)",
          syntax="numreplicas timeout")
@@ -169,7 +172,8 @@ def wait(client: Session, args: list[bytes]) -> bytes | None:
     return None
 
 
-@command("waitaof", arity=4, flags="noscript", acl="@slow @connection", group="generic",
+@command("waitaof", arity=4, flags="blocking", acl="@slow @connection @blocking",
+         group="generic",
          since="7.2.0",
          summary="Blocks until all of the preceding write commands sent by the connection are "
          "written to the append-only file of the master and/or replicas.",

@@ -83,7 +83,7 @@ def _eval(client: Session, args: list[bytes], by_sha: bool, read_only: bool) -> 
             except ScriptCacheError as err:
                 raise CommandError(str(err)) from None
     try:
-        run = engine.start(client, script.sha, script.flags, read_only, eval_mode=True)
+        run = engine.start(client, args, script.sha, script.flags, read_only, eval_mode=True)
     except ScriptError as err:
         raise CommandError(str(err)) from None
     reply = engine.execute(engine.eval_lua, run, script.function,
@@ -440,10 +440,10 @@ def _fcall(client: Session, args: list[bytes], read_only: bool) -> bytes:
         raise CommandError("ERR Function not found")
     numkeys = _numkeys(args, "ERR Bad number of keys provided")
     try:
-        run = engine.start(client, function.name, function.flags, read_only, eval_mode=False)
+        run = engine.start(client, args, function.name, function.flags, read_only,
+                           eval_mode=False)
     except ScriptError as err:
         raise CommandError(str(err)) from None
-    run.command = args
     interpreter = engine.functions_lua
     table_from = interpreter.table_from
     reply = engine.execute(interpreter, run, function.callback,

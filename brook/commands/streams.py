@@ -40,7 +40,7 @@ from brook.commands.stream_args import (
     plain_id,
 )
 from brook.commands.timeouts import parse_timeout
-from brook.keyspace import now_ms
+from brook.keyspace import command_ms, now_ms
 from brook.notify import STREAM, notify, written
 from brook.persistence.aof import encode_xadd
 from brook.persistence.effects import PERSISTED, propagate
@@ -198,7 +198,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     stream = _stream_for_xadd(client, key, False)
     assert stream is not None
-    entry_id, sid = next_auto_id(int(client.last_interaction * 1000), stream.last_id)
+    entry_id, sid = next_auto_id(command_ms(client.last_interaction), stream.last_id)
     fields = args[3:]
     _store(client, stream, entry_id, fields)
     db = client.db
@@ -293,7 +293,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
                 return _id_reply(found)
 
     if not parsed.id_given:
-        entry_id = next_auto_id(int(client.last_interaction * 1000), last_id)[0]
+        entry_id = next_auto_id(command_ms(client.last_interaction), last_id)[0]
     else:
         entry_id = parsed.entry_id
         if not parsed.seq_given and entry_id >> 64 == last_id >> 64:

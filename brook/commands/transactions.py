@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.acl.users import CHANNEL, COMMAND, KEY
 from brook.commands.registry import CommandError, command
+from brook.keyspace import now_us, snapshot_time
 from brook.persistence.effects import suppress
 from brook.protocol import resp
 
@@ -95,6 +96,9 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
     propagating = server.propagating
     if propagating:
         server.effect_log.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
+    # Time stands still for the whole transaction (Redis's command time snapshot, taken when
+    # EXEC starts): TIME, XADD's IDs and expiry see one instant.
+    outer = snapshot_time(now_us())
     try:
         call = server.dispatcher.call
         if client.user.unrestricted:
@@ -103,6 +107,7 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
             replies = [_acl_refusal(client, cmd, request) or call(client, cmd, request)
                        for cmd, request in queue]
     finally:
+        snapshot_time(outer)
         client.in_exec = False
         if propagating:
             server.effect_log.end_transaction()

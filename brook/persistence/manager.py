@@ -208,8 +208,7 @@ class Persistence:
         try:
             write_snapshot(server.keyspace, server.config.dbfilename,
                            server.scripting.functions.codes())
-        except OSError as err:
-            server.last_bgsave_ok = False
+        except OSError as err:  # Redis's rdbSave: the background status stays as it was
             server.log("warning", f"Failed saving the DB: {err.strerror or err}")
             raise
         server.log("notice", "DB saved on disk")
@@ -220,8 +219,18 @@ class Persistence:
         server.dirty -= dirty_at_start
         server.last_save_time = int(time.time())
         server.rdb_saves += 1
-        server.last_bgsave_ok = True
+        self._bgsave_status(True)
         self.last_bgsave_seconds = int(seconds)
+
+    def _bgsave_status(self, ok: bool) -> None:
+        """Record how the last snapshot went: while it failed, clients take the general path,
+        where writes may be refused (MISCONF, stop-writes-on-bgsave-error)."""
+        server = self.server
+        if ok == server.last_bgsave_ok:
+            return
+        server.last_bgsave_ok = ok
+        for client in server.clients.values():
+            client.refresh_mode()
 
     def bgsave(self, for_replicas: bool = False) -> None:
         """Fork a child that writes the snapshot. The caller checked no child runs.
@@ -329,11 +338,17 @@ class Persistence:
             self._snapshot_for_replicas(child.path, ok)
         elif child.kind == "rdb":
             if ok:
-                os.replace(child.path, server.config.dbfilename)
+                try:
+                    os.replace(child.path, server.config.dbfilename)
+                except OSError as err:
+                    ok = False
+                    server.log("warning", f"Error moving temp DB file on the final "
+                                          f"destination: {err.strerror or err}")
+            if ok:
                 server.log("notice", "Background saving terminated with success")
                 self._saved(child.dirty_at_fork, time.monotonic() - child.started)
             else:
-                server.last_bgsave_ok = False
+                self._bgsave_status(False)
                 server.log("warning", "Background saving error")
                 _remove(child.path)
         else:

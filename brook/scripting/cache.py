@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from brook.protocol.requests import split_inline_args
+from brook.scripting.flags import SCRIPT_FLAGS
 from brook.scripting.runtime import CompileError
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
 
 EVAL_SCRIPTS_KEPT = 500
 _CHUNK_NAME = b"@user_script"
-# Flags a shebang may name (Redis's scripts_flags_def).
-_SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
 
 
 class ScriptCacheError(Exception):
@@ -67,7 +66,7 @@ def shebang_flags(body: bytes) -> tuple[tuple[str, ...] | None, int]:
         for flag in part[6:].split(","):
             if flag == "" and part == "flags=":
                 continue
-            if flag not in _SHEBANG_FLAGS:
+            if flag not in SCRIPT_FLAGS:
                 raise ScriptCacheError(f"ERR Unexpected flag in script shebang: {flag}")
             flags.append(flag)
     return tuple(flags), end

@@ -24,12 +24,13 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from brook.eviction import OOM
+from brook.commands.registry import find_command
 from brook.keyspace import now_us, snapshot_time
 from brook.protocol import resp
 from brook.scripting.busy import serve_while_busy
 from brook.scripting.cache import ScriptCache, ScriptCacheError, shebang_flags
 from brook.scripting.cache import sha1hex as script_sha
+from brook.scripting.flags import ALLOW_OOM, NO_WRITES, needs_of
 from brook.scripting.functions import Functions
 from brook.scripting.replies import truncate
 from brook.scripting.runtime import Interpreter, ScriptCallError
@@ -38,14 +39,6 @@ from brook.session import Session
 if TYPE_CHECKING:
     from brook.commands.registry import Command
     from brook.server import Server
-
-# Script flags (shebang ``#!lua flags=...`` and ``redis.register_function{flags=...}``).
-NO_WRITES = "no-writes"
-ALLOW_OOM = "allow-oom"
-ALLOW_STALE = "allow-stale"
-NO_CLUSTER = "no-cluster"
-ALLOW_CROSS_SLOT = "allow-cross-slot-keys"
-SCRIPT_FLAGS = (NO_WRITES, ALLOW_OOM, ALLOW_STALE, NO_CLUSTER, ALLOW_CROSS_SLOT)
 
 BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
@@ -64,9 +57,10 @@ class ScriptRun:
     __slots__ = ("caller", "name", "eval_mode", "read_only", "allow_oom", "write_dirty",
                  "started", "timed_out", "killed", "load_deadline", "command")
 
-    def __init__(self, caller: Session, name: bytes, eval_mode: bool, read_only: bool,
-                 allow_oom: bool = False) -> None:
+    def __init__(self, caller: Session, command: list[bytes], name: bytes, eval_mode: bool,
+                 read_only: bool, allow_oom: bool = False) -> None:
         self.caller = caller
+        self.command = command  # the EVAL or FCALL that runs it (FUNCTION STATS, stats)
         self.name = name
         self.eval_mode = eval_mode
         self.read_only = read_only
@@ -76,7 +70,6 @@ class ScriptRun:
         self.timed_out = False
         self.killed = False
         self.load_deadline = 0.0  # FUNCTION LOAD: when its top-level code times out
-        self.command: list[bytes] = []  # the FCALL that runs it (FUNCTION STATS)
 
     @property
     def busy_error(self) -> str:
@@ -162,37 +155,32 @@ class Engine:
         except ScriptCacheError:
             return None
 
-    def denies_oom(self, name: str, args: list[bytes]) -> bool:
-        """Whether a script command counts as ``denyoom``: its script declares flags, and
-        neither allow-oom nor no-writes (Redis's scriptFlagsToCmdFlags)."""
+    def declared_needs(self, name: str, args: list[bytes]) -> int | None:
+        """What a script command asks of the server's state (the dispatcher's WRITES,
+        DENYOOM and DENYSTALE bits) by the flags its script declares, as Redis's
+        scriptFlagsToCmdFlags; None: it declares none (the command's own flags apply)."""
         flags = self.declared_flags(name, args)
-        return flags is not None and ALLOW_OOM not in flags and NO_WRITES not in flags
+        return None if flags is None else needs_of(flags)
 
     # -- running ------------------------------------------------------------------------------
 
-    def start(self, caller: Session, name: bytes, flags: tuple[str, ...] | None,
-              read_only_command: bool, eval_mode: bool) -> ScriptRun:
+    def start(self, caller: Session, command: list[bytes], name: bytes,
+              flags: tuple[str, ...] | None, read_only_command: bool,
+              eval_mode: bool) -> ScriptRun:
         """Redis's scriptPrepareForRun: refuse a script whose flags the server's state forbids
-        (``flags`` None: an EVAL script without a shebang, Redis's compatibility mode)."""
-        server = self.server
-        if flags is not None and NO_WRITES not in flags:
-            if server.aof_write_failed:
-                aof = server.aof
-                raise ScriptError(
-                    "MISCONF Redis is configured to persist data to AOF, but it's currently "
-                    "unable to persist to disk. Writable scripts are blocked. Use 'no-writes' "
-                    "flag for read only scripts. AOF error: "
-                    f"{aof.last_write_error if aof else ''}")
-            if read_only_command:
-                raise ScriptError(
-                    "ERR Can not execute a script with write flag using *_ro command.")
-            if (server.oom_before_command and server.config.maxmemory
-                    and ALLOW_OOM not in flags):
-                raise ScriptError("OOM allow-oom flag is not set on the script, can not run it "
-                                  "when used memory > 'maxmemory'")
+        (``flags`` None: an EVAL script without a shebang, Redis's compatibility mode), by
+        the dispatcher's checks."""
+        refusal = self.server.dispatcher.script_refusal(caller, flags, read_only_command)
+        if refusal is not None:
+            raise ScriptError(refusal)
         read_only = read_only_command or (flags is not None and NO_WRITES in flags)
         allow_oom = flags is not None and ALLOW_OOM in flags
-        return ScriptRun(caller, name, eval_mode, read_only, allow_oom)
+        return ScriptRun(caller, command, name, eval_mode, read_only, allow_oom)
+
+    def loading_run(self, name: bytes) -> ScriptRun:
+        """The run of a library's top-level code (FUNCTION LOAD): it may call no command, so
+        no state of the server refuses it."""
+        return ScriptRun(self.session, [], name, eval_mode=False, read_only=True)
 
     def execute(self, interpreter: Interpreter, run: ScriptRun, function: Any,
                 arguments: tuple[Any, ...], eval_mode: bool = False) -> bytes:
@@ -211,9 +199,9 @@ class Engine:
             effect_log.begin_transaction()
         self.run = run
         hooked = server.config.busy_reply_threshold > 0 and not caller.replaying
-        outer = snapshot_time(now_us())  # keep an outer snapshot (a script inside EXEC)
-        if outer is not None:
-            snapshot_time(outer)
+        # Time stands still while a script runs (Redis's command time snapshot): TIME, XADD's
+        # IDs and expiry all see the instant it started, or its transaction's.
+        outer = snapshot_time(now_us())
         try:
             if eval_mode:
                 ok, result = interpreter.run_eval(hooked, function, *arguments)
@@ -231,8 +219,19 @@ class Engine:
             reply = writer.encode(result, caller.protocol, session.protocol)
             for code in writer.errors:
                 server.count_error(code)
+            self._count_failures(run, bool(writer.errors) + writer.counted_errors)
             return reply
         return self.error_reply(run, result)
+
+    def _count_failures(self, run: ScriptRun, failures: int) -> None:
+        """A script that replies with errors is a failed call of its EVAL or FCALL: once for
+        the errors counted now, once for each one counted when a command replied it (Redis's
+        afterErrorReply)."""
+        if not failures or run.caller.replaying:
+            return
+        cmd = find_command(self.server.command_table, run.command)
+        if cmd is not None:
+            cmd.failed_calls += failures
 
     def error_reply(self, run: ScriptRun, error: Any) -> bytes:
         """The reply of a failed run: the error's text, and where in the script it happened."""
@@ -246,6 +245,7 @@ class Engine:
                 line if type(line) is not float else int(line))
         if not counted:
             self.server.count_error(text.split(" ", 1)[0])
+        self._count_failures(run, 1)
         return resp.error(text)
 
     # -- the Lua side's callbacks (brook.scripting.runtime.Host) ------------------------------
@@ -287,19 +287,16 @@ class Engine:
         if not args:
             return None, interpreter.error_table(
                 b"Please specify at least one argument for this redis lib call")
-        argv: list[bytes] = []
-        for arg in args:
-            kind = type(arg)
-            if kind is bytes:
-                argv.append(arg)
-            elif kind is int or kind is float:
-                argv.append(_number_argument(arg))
-            else:
-                return None, interpreter.error_table(
-                    b"Lua redis lib command arguments must be strings or integers")
+        argv = _command_argv(args)
+        if argv is None:
+            return None, interpreter.error_table(_BAD_ARGUMENT)
         message = self._refusal(run, argv)
         if type(message) is bytes:
-            return None, interpreter.error_table(message)
+            # Counted in errorstats when it was refused (Redis's scriptCall), not again when
+            # the script fails with it.
+            error = interpreter.error_table(message)
+            error[b"ignore_error_stats_update"] = True
+            return None, error
         cmd: Command = message  # type: ignore[assignment]
         if cmd.is_write:
             run.write_dirty = True
@@ -311,17 +308,16 @@ class Engine:
     def _refusal(self, run: ScriptRun, argv: list[bytes]) -> Command | bytes:
         """The command to run, or why it may not run from this script (scriptCall's checks)."""
         server = self.server
-        table = server.command_table
-        cmd = table.get(argv[0]) or table.get(argv[0].lower())
-        if cmd is not None and cmd.subcommands:
-            cmd = cmd.subcommands.get(argv[1].lower()) if len(argv) > 1 else cmd
+        cmd = find_command(server.command_table, argv)
         if cmd is None:
             return self._rejected(None, b"Unknown Redis command called from script")
         if not cmd.min_args <= len(argv) <= cmd.max_args or cmd.handler is None:
             return self._rejected(cmd, b"Wrong number of args calling Redis command from script")
-        flags = cmd.flags
-        if "noscript" in flags and not self.deny_script_disabled:
+        if "noscript" in cmd.flags and not self.deny_script_disabled:
             return self._rejected(cmd, b"This Redis command is not allowed from script")
+        dispatcher = server.dispatcher
+        if "stale" not in cmd.flags and dispatcher.stale():
+            return self._rejected(cmd, b"Can not execute the command on a stale replica")
         user = run.caller.user
         if not user.unrestricted:
             denial = server.acl.check(user, cmd, argv)
@@ -329,16 +325,10 @@ class Engine:
                 message = server.acl_denied(run.caller, cmd, argv, denial, "lua")
                 return self._rejected(cmd, b"ACL failure in script: "
                                       + message.removeprefix("NOPERM ").encode())
-        if run.read_only and (cmd.is_write or "may_replicate" in flags):
-            return self._rejected(cmd, b"Write commands are not allowed from read-only scripts.")
-        if cmd.is_write and not run.write_dirty and server.aof_write_failed:
-            aof = server.aof
-            text = f"-MISCONF Errors writing to the AOF file: {aof.last_write_error if aof else ''}"
-            return self._rejected(cmd, text.encode())
-        if (cmd.is_denyoom and not run.allow_oom and not run.write_dirty
-                and server.oom_before_command and server.config.maxmemory):
-            # Redis's scriptVerifyOOM: only a script's first write can be stopped.
-            return self._rejected(cmd, b"-" + OOM.encode())
+        refusal = dispatcher.script_command_refusal(run.caller, cmd, run.read_only,
+                                                    run.write_dirty, run.allow_oom)
+        if refusal is not None:
+            return self._rejected(cmd, b"-" + refusal.encode())
         return cmd
 
     def _rejected(self, cmd: Command | None, message: bytes) -> bytes:
@@ -435,14 +425,22 @@ class Engine:
                              b"REPL_ALL or REPL_NONE.")
 
     def acl_check_cmd(self, *args: Any) -> bool:
-        """Every user may run every command until Brook has ACLs."""
+        """redis.acl_check_cmd: whether the script's user may run this command with these
+        arguments, by the ACL check every command meets (nothing is logged)."""
+        run = self.run
         if not args:
             raise self._fail(b"Please specify at least one argument for this redis lib call")
-        name = args[0] if type(args[0]) is bytes else _number_argument(args[0])
-        table = self.server.command_table
-        if table.get(name) is None and table.get(name.lower()) is None:
+        argv = _command_argv(args)
+        if argv is None:
+            raise self._fail(_BAD_ARGUMENT)
+        cmd = find_command(self.server.command_table, argv)
+        if cmd is None:
             raise self._fail(b"Invalid command passed to redis.acl_check_cmd()")
-        return True
+        self._interpreter().lift_memory_limit()
+        user = run.caller.user if run is not None else None
+        if user is None or user.unrestricted:
+            return True
+        return self.server.acl.check(user, cmd, argv) is None
 
     def random(self, *args: Any) -> float:
         from_generator = self.rand.next()
@@ -492,6 +490,22 @@ def _error_fields(error: Any) -> tuple[bytes | None, bytes | None, Any, bool]:
 
 
 _HALF_LLONG = (1 << 62) - 1
+_BAD_ARGUMENT = b"Lua redis lib command arguments must be strings or integers"
+
+
+def _command_argv(args: tuple[Any, ...]) -> list[bytes] | None:
+    """A redis lib call's arguments as a request (Redis's luaArgsToRedisArgv); None when one
+    is neither a string nor a number."""
+    argv: list[bytes] = []
+    for arg in args:
+        kind = type(arg)
+        if kind is bytes:
+            argv.append(arg)
+        elif kind is int or kind is float:
+            argv.append(_number_argument(arg))
+        else:
+            return None
+    return argv
 
 
 def _number_argument(number: float | int) -> bytes:

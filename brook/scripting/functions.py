@@ -23,6 +23,7 @@ from lupa.lua51 import lua_type
 from brook.glob import matches
 from brook.protocol.requests import split_inline_args
 from brook.scripting.crc64 import crc64
+from brook.scripting.flags import SCRIPT_FLAGS
 from brook.scripting.runtime import CompileError, Interpreter
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 LOAD_TIMEOUT = 0.5
 _NAME = re.compile(rb"[A-Za-z0-9_]+\Z")
-_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
 _OPCODE_FUNCTION2 = 245
 # Written: RDB 10 (Redis 7.0, the first with functions), so every Redis 7+ takes the payload;
 # read: up to RDB 12 (Redis 7.4).
@@ -132,7 +132,7 @@ class Functions:
             raise FunctionError(f"ERR Error compiling function: {err}") from None
         library = Library(name, code)
         engine = self.engine
-        run = engine.start(engine.session, name, ("no-writes",), False, False)
+        run = engine.loading_run(name)
         run.load_deadline = time.monotonic() + LOAD_TIMEOUT
         self.loading = library
         interpreter.set_loading(True)
@@ -309,10 +309,10 @@ class Functions:
 def _flags(table: Any) -> tuple[str, ...] | None:
     found: list[str] = []
     for value in table.values():
-        if type(value) is not bytes or value.decode("utf-8", "replace") not in _FLAGS:
+        if type(value) is not bytes or value.decode("utf-8", "replace") not in SCRIPT_FLAGS:
             return None
         found.append(value.decode())
-    return tuple(flag for flag in _FLAGS if flag in found)
+    return tuple(flag for flag in SCRIPT_FLAGS if flag in found)
 
 
 def _first_repeat(names: list[bytes]) -> str:

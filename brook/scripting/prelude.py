@@ -223,6 +223,41 @@ end
 local function slice(t, first, last) return unpack(t, first, last) end
 
 -- Redis's pcall: an error raised as a table with ``err`` reaches the script as that string.
+-- Lua 5.1's unpack checks its stack size in C ints: a range of about 2^31 elements passes
+-- the check and crashes the interpreter (Redis patches lua_checkstack). This unpack checks
+-- its arguments itself, with the stock errors (raised at the caller, as luaL_error places
+-- them), and hands the stock one only what it can take.
+local MAX_UNPACK = 8000  -- LUAI_MAXCSTACK
+local math_floor, tonumber = math.floor, tonumber
+local function c_int(value)  -- luaL_checkint: truncated; out of range INT_MIN, NaN 0 (x86)
+  if value ~= value then return 0 end
+  if value >= 2147483648 or value < -2147483648 then return -2147483648 end
+  if value >= 0 then return math_floor(value) end
+  return -math_floor(-value)
+end
+local function unpack_bound(value, position)
+  local number = tonumber(value)
+  if number == nil then
+    error("bad argument #" .. position .. " to 'unpack' (number expected, got " .. type(value)
+          .. ")", 3)
+  end
+  return c_int(number)
+end
+local function checked_unpack(...)
+  local count = select('#', ...)
+  local t, i, j = ...
+  if type(t) ~= 'table' then
+    error("bad argument #1 to 'unpack' (table expected, got "
+          .. (count == 0 and 'no value' or type(t)) .. ")", 2)
+  end
+  local first, last = 1, nil
+  if i ~= nil then first = unpack_bound(i, 2) end
+  if j ~= nil then last = unpack_bound(j, 3) else last = #t end
+  if first > last then return end
+  if last - first + 1 + count > MAX_UNPACK then error('too many results to unpack', 2) end
+  return unpack(...)
+end
+
 local function redis_pcall(fn, ...)
   local results = {pcall(fn, ...)}
   if not results[1] and type(results[2]) == 'userdata' then results[2] = py.unwrap(results[2]) end
@@ -307,6 +342,7 @@ local function seal(globals_allowed, redis_table, load_api)
   end
   rawset(S, 'redis', redis_table)
   rawset(S, 'pcall', redis_pcall)
+  rawset(S, 'unpack', checked_unpack)
   local function missing(_, name)
     error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
   end

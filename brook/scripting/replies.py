@@ -143,11 +143,14 @@ class ReplyWriter:
         self.lua_type = lua_type
         self.classify = classify
         self.slice = slice_
-        # The codes of the error replies the last encode produced, for errorstats.
+        # The codes of the error replies the last encode produced, for errorstats, and how
+        # many more it produced that were counted when a command replied them.
         self.errors: list[str] = []
+        self.counted_errors = 0
 
     def encode(self, value: Any, proto: int, script_proto: int) -> bytes:
         self.errors.clear()
+        self.counted_errors = 0
         out: list[bytes] = []
         self._encode(value, proto, script_proto, out, 0)
         return out[0] if len(out) == 1 else b"".join(out)
@@ -191,7 +194,9 @@ class ReplyWriter:
         elif shape == b"err":
             text = _text(parts[1])
             out.append(resp.error(text))
-            if not (len(parts) > 2 and parts[2]):  # an error a command replied was counted
+            if len(parts) > 2 and parts[2]:  # an error a command replied was counted
+                self.counted_errors += 1
+            else:
                 self.errors.append(text.split(" ", 1)[0])
         elif shape == b"ok":
             out.append(b"+%s\r\n" % parts[1].replace(b"\r", b" ").replace(b"\n", b" "))
