@@ -1,0 +1,145 @@
+"""Bit arithmetic on string values: counting, searching, combining and integer fields.
+
+A bitmap is a string read most significant bit first: bit 0 is the high bit of byte 0, as
+Redis numbers them. Bytes past the end of a string read as zero. The work is done on Python
+ints made from the bytes (``int.from_bytes``), so every scan and combination runs in C over
+the whole range at once instead of a Python loop per byte.
+
+Knows nothing of commands: the callers clamp ranges and check arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "BITOP_OPERATIONS", "OVERFLOW_FAIL", "OVERFLOW_SAT", "OVERFLOW_WRAP", "bit_count",
+    "combine", "first_bit", "get_field", "set_field", "field_result",
+]
+
+OVERFLOW_WRAP: Final = 0
+OVERFLOW_SAT: Final = 1
+OVERFLOW_FAIL: Final = 2
+
+# BITOP's operations (the last four since Redis 8.2).
+BITOP_OPERATIONS: Final = ("and", "or", "xor", "not", "diff", "diff1", "andor", "one")
+
+
+def _bits_of(data: bytes | bytearray, first: int, last: int) -> tuple[int, int]:
+    """The bits ``first..last`` (inclusive bit numbers inside ``data``) as an int, and how
+    many there are."""
+    low_byte, high_byte = first >> 3, last >> 3
+    chunk = int.from_bytes(data[low_byte : high_byte + 1], "big")
+    width = last - first + 1
+    chunk >>= 7 - (last & 7)  # drop the bits after ``last`` in its byte
+    return chunk & ((1 << width) - 1), width
+
+
+def bit_count(data: bytes | bytearray, first: int, last: int) -> int:
+    """The set bits among bit numbers ``first..last`` (inclusive, inside the string)."""
+    if first > last:
+        return 0
+    if not first & 7 and last & 7 == 7:  # whole bytes: no masking
+        return int.from_bytes(data[first >> 3 : (last >> 3) + 1], "big").bit_count()
+    return _bits_of(data, first, last)[0].bit_count()
+
+
+def first_bit(data: bytes | bytearray, bit: int, first: int, last: int) -> int:
+    """The number of the first bit equal to ``bit`` among ``first..last`` (inclusive, inside
+    the string), or -1."""
+    if first > last:
+        return -1
+    chunk, width = _bits_of(data, first, last)
+    if not bit:
+        chunk ^= (1 << width) - 1
+    if not chunk:
+        return -1
+    return first + width - chunk.bit_length()
+
+
+def combine(operation: str, values: list[bytes | bytearray]) -> bytearray:
+    """BITOP: the operation over ``values``, each zero-padded to the longest.
+
+    ``diff``: the first and none of the others; ``diff1``: any of the others but not the
+    first; ``andor``: the first and any of the others; ``one``: exactly one of them."""
+    size = max(len(value) for value in values)
+    numbers = [int.from_bytes(value, "big") << (8 * (size - len(value))) for value in values]
+    everything = (1 << (8 * size)) - 1
+    head, rest = numbers[0], numbers[1:]
+    if operation == "not":
+        result = head ^ everything
+    elif operation == "and":
+        result = head
+        for number in rest:
+            result &= number
+    elif operation == "xor":
+        result = head
+        for number in rest:
+            result ^= number
+    elif operation == "one":
+        once = head
+        more = 0
+        for number in rest:
+            more |= once & number
+            once = (once ^ number) & ~more
+        result = once
+    else:
+        others = 0
+        for number in rest:
+            others |= number
+        if operation == "or":
+            result = head | others
+        elif operation == "diff":
+            result = head & ~others & everything
+        elif operation == "diff1":
+            result = others & ~head & everything
+        else:  # andor
+            result = head & others
+    return bytearray(result.to_bytes(size, "big"))
+
+
+# -- integer fields (BITFIELD) ------------------------------------------------------------------
+
+
+def get_field(data: bytes | bytearray, offset: int, bits: int, signed: bool) -> int:
+    """The ``bits``-wide integer at bit ``offset`` (two's complement when ``signed``); bits
+    past the end of the string read as zero."""
+    end = offset + bits  # first bit after the field
+    first_byte, last_byte = offset >> 3, (end - 1) >> 3
+    chunk = data[first_byte : last_byte + 1]
+    missing = last_byte + 1 - first_byte - len(chunk)
+    number = int.from_bytes(chunk, "big") << (8 * missing)
+    number = (number >> (7 - ((end - 1) & 7))) & ((1 << bits) - 1)
+    if signed and number >> (bits - 1):
+        number -= 1 << bits
+    return number
+
+
+def set_field(data: bytearray, offset: int, bits: int, value: int) -> None:
+    """Write the low ``bits`` bits of ``value`` at bit ``offset`` (the string already reaches
+    the field's last bit)."""
+    end = offset + bits
+    first_byte, last_byte = offset >> 3, (end - 1) >> 3
+    shift = 7 - ((end - 1) & 7)
+    width = 8 * (last_byte + 1 - first_byte)
+    mask = ((1 << bits) - 1) << shift
+    number = int.from_bytes(data[first_byte : last_byte + 1], "big")
+    number = (number & ~mask) | ((value << shift) & mask)
+    data[first_byte : last_byte + 1] = number.to_bytes(width // 8, "big")
+
+
+def field_result(value: int, bits: int, signed: bool, overflow: int) -> int | None:
+    """What a field of the type holds after an exact ``value`` is stored: the value when it
+    fits, otherwise wrapped (modulo 2**bits), saturated at the nearer limit, or None (FAIL:
+    nothing is written)."""
+    if signed:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    else:
+        low, high = 0, (1 << bits) - 1
+    if low <= value <= high:
+        return value
+    if overflow == OVERFLOW_WRAP:
+        return ((value - low) & ((1 << bits) - 1)) + low
+    if overflow == OVERFLOW_SAT:
+        return high if value > high else low
+    return None
