@@ -12,11 +12,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, start_brook
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "value is not an integer or out of range"
@@ -142,6 +143,31 @@ def test_bit_offsets_follow_proto_max_bulk_len(r):
         assert run(r, "BITFIELD", "k", "GET", "u8", "#1048575") == [1]
     finally:
         r.config_set("proto-max-bulk-len", old)
+
+
+def test_the_aof_replays_offsets_beyond_a_lowered_limit(tmp_path: Path):
+    """A replayed command obeys its source (Redis's mustObeyClient): bits written under one
+    proto-max-bulk-len load under a smaller one, while clients are held to it."""
+    aof = ("--appendonly", "yes", "--appendfsync", "always")
+    proc = start_brook(tmp_path, *aof)
+    try:
+        client = proc.client()
+        client.setbit("bm", 9_000_000, 1)
+        run(client, "BITFIELD", "bf", "SET", "u8", "#1200000", 255)
+        client.close()
+    finally:
+        proc.stop()
+    proc = start_brook(tmp_path, *aof, "--proto-max-bulk-len", "1mb")
+    try:
+        client = proc.client()
+        assert client.getbit("bm", 8_000_000) == 0  # inside the limit
+        assert client.strlen("bm") == 1_125_001
+        assert client.bitpos("bm", 1) == 9_000_000
+        assert client.strlen("bf") == 1_200_001
+        assert error_of(client, "GETBIT", "bm", 9_000_000) == BAD_OFFSET
+        client.close()
+    finally:
+        proc.stop()
 
 
 def test_bit_commands_against_other_types(r):
@@ -729,6 +755,20 @@ def test_setbit_and_bitfield_count_only_real_changes(r):
     run(r, "BITFIELD_RO", "k", "GET", "u8", 0)
     bitfield(r, "k", "incrby", "u8", 0, 0)
     assert changes(r) == before + 6
+
+
+def test_keyspace_hits_and_misses(r):
+    r.set("k", "x")
+    r.config_resetstat()
+    for args in (("GETBIT", "k", 0), ("GETBIT", "no", 0), ("SETBIT", "k", 1, 1),
+                 ("SETBIT", "new", 1, 1), ("BITCOUNT", "k"), ("BITCOUNT", "no", 0, 1),
+                 ("BITPOS", "k", 1), ("BITPOS", "no", 0), ("BITOP", "OR", "d", "k", "no"),
+                 ("BITFIELD", "k", "GET", "u8", 0), ("BITFIELD", "no", "GET", "u8", 0),
+                 ("BITFIELD", "k", "SET", "u8", 0, 1), ("BITFIELD_RO", "no", "GET", "u8", 0),
+                 ("LCS", "k", "no"), ("SUBSTR", "k", 0, 1)):
+        run(r, *args)
+    stats = r.info("stats")
+    assert (stats["keyspace_hits"], stats["keyspace_misses"]) == (7, 7)
 
 
 @pytest.fixture

@@ -57,16 +57,17 @@ def _c_word(arg: bytes) -> bytes:
 
 def bit_offset(client: Session, arg: bytes, field_bits: int = 0) -> int:
     """A bit offset (Redis's getBitOffsetFromArgument): non-negative and inside a string of
-    proto-max-bulk-len bytes, except while loading (AOF, replication), which obeys the
-    source. With ``field_bits`` (BITFIELD), ``#n`` means n fields of that width."""
+    proto-max-bulk-len bytes, except for a replayed command (the AOF, the master's stream),
+    which obeys its source as Redis's mustObeyClient does. With ``field_bits`` (BITFIELD),
+    ``#n`` means n fields of that width."""
     by_fields = field_bits > 0 and arg[:1] == b"#"
     offset = parse_strict_int(arg[1:] if by_fields else arg)
     if offset is None:
         raise CommandError(BAD_OFFSET)
     if by_fields:  # a 64-bit multiplication, wrapping as in C
         offset = ((offset * field_bits + (1 << 63)) & _UINT64) - (1 << 63)
-    server = client.server
-    if offset < 0 or (not server.loading and offset >> 3 >= server.config.proto_max_bulk_len):
+    if offset < 0 or (offset >> 3 >= client.server.config.proto_max_bulk_len
+                      and not client.replaying):
         raise CommandError(BAD_OFFSET)
     return offset
 
