@@ -46,9 +46,11 @@ def _bits_of(data: bytes | bytearray, first: int, last: int) -> tuple[int, int]:
 
 def _blocks(data: bytes | bytearray, first: int, last: int, skip: bytes) -> list[tuple[int, int]]:
     """``first..last`` cut at block boundaries, without the whole blocks equal to ``skip``."""
-    pieces = []
     position = first >> 3
     stop = (last >> 3) + 1
+    if stop - position < _BLOCK:
+        return [(first, last)]
+    pieces = []
     while position < stop:
         end = min(position + _BLOCK, stop)
         if end - position < _BLOCK or not data.startswith(skip, position):
@@ -57,12 +59,26 @@ def _blocks(data: bytes | bytearray, first: int, last: int, skip: bytes) -> list
     return pieces
 
 
+def _count_bytes(data: bytes | bytearray, start: int, stop: int) -> int:
+    """The set bits of the bytes ``start..stop - 1``."""
+    if stop - start < _BLOCK:
+        whole = start == 0 and stop == len(data)
+        return int.from_bytes(data if whole else data[start:stop], "big").bit_count()
+    return sum(int.from_bytes(data[low >> 3 : (high >> 3) + 1], "big").bit_count()
+               for low, high in _blocks(data, start * 8, stop * 8 - 1, _ZEROS))
+
+
 def bit_count(data: bytes | bytearray, first: int, last: int) -> int:
     """The set bits among bit numbers ``first..last`` (inclusive, inside the string)."""
     if first > last:
         return 0
-    return sum(_bits_of(data, low, high)[0].bit_count()
-               for low, high in _blocks(data, first, last, _ZEROS))
+    low, high = first >> 3, last >> 3
+    head = 0xFF >> (first & 7)  # the bits of the first byte from ``first`` on
+    tail_shift = 7 - (last & 7)  # the bits of the last byte after ``last``
+    if low == high:
+        return ((data[low] & head) >> tail_shift).bit_count()
+    edges = (data[low] & head).bit_count() + (data[high] >> tail_shift).bit_count()
+    return edges + _count_bytes(data, low + 1, high)
 
 
 def first_bit(data: bytes | bytearray, bit: int, first: int, last: int) -> int:
