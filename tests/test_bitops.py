@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from brook.types.bits import bit_count, first_bit
 from tests.conftest import ServerProcess, start_brook
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -360,6 +361,52 @@ def test_bitpos_fuzzing(r):
         expected = bits.find("0")
         assert r.bitpos("k", 0) == (expected if expected >= 0 else len(bits))
         assert r.bitpos("k", 1) == bits.find("1")
+
+
+def test_bitcount_and_bitpos_on_large_sparse_bitmaps(r):
+    """Bitmaps of hundreds of KB with a few bits set, or a few cleared (the scans step over
+    blocks that cannot hold what they look for)."""
+    size = 200_000
+    rng = random.Random(4)
+    for filler in (0x00, 0xFF):
+        data = bytearray([filler]) * size
+        for position in (0, 2047, 2048, 65535, 65536, 70000, 131071, size - 1):
+            data[position] ^= 1 << rng.randrange(8)
+        r.set("big", bytes(data))
+        bits_set = sum(bin(byte).count("1") for byte in data)
+        assert r.bitcount("big") == bits_set
+        for _ in range(12):
+            start, end = sorted(rng.randrange(size) for _ in range(2))
+            expected = sum(bin(byte).count("1") for byte in data[start : end + 1])
+            assert r.bitcount("big", start, end) == expected
+            for bit in (0, 1):
+                found = bits_of(bytes(data[start : end + 1])).find(str(bit))
+                assert r.bitpos("big", bit, start, end) == (found + 8 * start if found >= 0 else -1)
+            low, high = start * 8 + 3, end * 8 + 4
+            assert run(r, "BITCOUNT", "big", low, high, "BIT") == bits_of(
+                bytes(data))[low : high + 1].count("1")
+
+
+@pytest.mark.parametrize("size", [1, 100, 2047, 2048, 2049, 65535, 65536, 65537, 200_000])
+def test_bit_scans_against_a_plain_reference(size):
+    """brook.types.bits' block-skipping scans against the whole string as one int."""
+    rng = random.Random(size)
+    for filler in (0x00, 0xFF, None):
+        data = bytearray(rng.randbytes(size)) if filler is None else bytearray([filler]) * size
+        for _ in range(3):
+            data[rng.randrange(size)] = rng.randrange(256)
+        whole = int.from_bytes(data, "big")
+        for _ in range(20):
+            first, last = sorted(rng.randrange(8 * size) for _ in range(2))
+            width = last - first + 1
+            piece = (whole >> (8 * size - 1 - last)) & ((1 << width) - 1)
+            assert bit_count(data, first, last) == piece.bit_count()
+            ones = first + width - piece.bit_length() if piece else -1
+            zeros = piece ^ ((1 << width) - 1)
+            assert first_bit(data, 1, first, last) == ones
+            assert first_bit(data, 0, first, last) == (
+                first + width - zeros.bit_length() if zeros else -1)
+        assert bit_count(data, 5, 4) == 0 and first_bit(data, 1, 5, 4) == -1
 
 
 def test_bitpos_bad_arguments(r):
