@@ -106,7 +106,8 @@ def _writable(client: Session, key: bytes, last_bit: int) -> tuple[bytearray, bo
 )
 def setbit(client: Session, args: list[bytes]) -> bytes:
     offset = bit_offset(client, args[2])
-    on = parse_int(args[3], BAD_BIT)
+    flag = args[3]  # almost always "0" or "1": no number to parse
+    on = 1 if flag == b"1" else 0 if flag == b"0" else parse_int(flag, BAD_BIT)
     if on & ~1:
         raise CommandError(BAD_BIT)
     key = args[1]
