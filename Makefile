@@ -15,7 +15,7 @@ PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/test_strings.py te
 	tests/test_streams.py tests/test_stream_groups.py tests/test_blocking.py tests/test_aof.py \
 	tests/test_protocol.py tests/test_server_commands.py tests/test_scan.py tests/test_keytable.py
 
-.PHONY: run test test-pure lint bench docs install build redis clean example
+.PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example
 
 ## The dependencies, and Brook installed in place (BROOK_PURE: the compiled core is built once,
 ## by $(BUILD_STAMP), not by every pip install).
@@ -58,7 +58,14 @@ lint: $(STAMP)
 ## compiled build, then the smoke subset on the pure-Python build.
 test: $(SPARK_STAMP) $(BUILD_STAMP) redis lint
 	BROOK_EXPECT_BUILD=compiled $(BIN)/python -m pytest -q
+	$(MAKE) test-redis-suite
 	$(MAKE) test-pure
+
+## Redis's own Tcl test suite (Debian's redis source package, fetched through apt into
+## .redis-suite/) in external mode against Brook; every test's outcome checked against
+## tests/redis_suite/expected-7.0.15.txt (a new failure, or a listed one that passes, fails).
+test-redis-suite: $(BUILD_STAMP) redis
+	$(BIN)/python -m tests.redis_suite
 
 ## The smoke subset on the pure-Python build (the sources copied without their extensions).
 test-pure: $(STAMP) redis
@@ -79,5 +86,5 @@ docs: $(STAMP)
 	$(BIN)/python -m brook.docs > docs/commands.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE)
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE) .redis-suite
 	find brook -name '*.so' -delete

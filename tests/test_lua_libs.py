@@ -914,3 +914,42 @@ def test_error_position_inside_pcall(r: redis.Redis) -> None:
           b"Bad data format in input.")
     check(r, "local ok, e = pcall(function()\n  return cmsgpack.unpack('\\193')\nend)\nreturn e",
           b"user_script:2: Bad data format in input.")
+
+
+UNPACK = [
+    ("whole-table", "return {unpack({1, 2, 3})}", [1, 2, 3]),
+    ("from", "return {unpack({1, 2, 3}, 2)}", [2, 3]),
+    ("numbers-as-strings", "return {unpack({1, 2, 3}, '2', 2.7)}", [2]),
+    ("empty-range", "return {unpack({1, 2, 3}, 3, 1)}", []),
+    ("nil-from", "return {unpack({1, 2, 3}, nil, 2)}", [1, 2]),
+    # The counts that overflow a C int in stock Lua 5.1 (a crash there): Redis refuses them.
+    ("overflow", "return {unpack({1, 2, 3}, -2, 2147483647)}",
+     Err("user_script:1: too many results to unpack")),
+    ("overflow-widest", "return {unpack({1, 2, 3}, -2147483648, 2147483647)}",
+     Err("user_script:1: too many results to unpack")),
+    ("overflow-from-length", "return {unpack({1, 2, 3}, -2147483647)}",
+     Err("user_script:1: too many results to unpack")),
+    ("overflow-in-pcall", "return {pcall(unpack, {1, 2, 3}, 0, 2147483647)}",
+     [None, b"too many results to unpack"]),
+    # Lua's C stack holds 8,000 values, the three arguments included.
+    ("stack-full", "local t = {} for i = 1, 7997 do t[i] = i end return select('#', unpack(t, 1, 7997))",
+     7997),
+    ("stack-over", "local t = {} for i = 1, 7998 do t[i] = i end return select('#', unpack(t, 1, 7998))",
+     Err("user_script:1: too many results to unpack")),
+    ("not-a-table", "return {unpack(5)}",
+     Err("user_script:1: bad argument #1 to 'unpack' (table expected, got number)")),
+    ("no-argument", "return {unpack()}",
+     Err("user_script:1: bad argument #1 to 'unpack' (table expected, got no value)")),
+    ("bad-from", "return {unpack({1}, 'x')}",
+     Err("user_script:1: bad argument #2 to 'unpack' (number expected, got string)")),
+    ("bad-to", "return {unpack({1}, 1, {})}",
+     Err("user_script:1: bad argument #3 to 'unpack' (number expected, got table)")),
+]
+
+
+@pytest.mark.parametrize(("script", "expected"), cases(UNPACK))
+def test_unpack(r: redis.Redis, script: str, expected: object) -> None:
+    """unpack as Redis's Lua has it; a range whose count overflows is refused, never a crash
+    (Redis's scripting.tcl "Test table unpack with invalid indexes")."""
+    check(r, script, expected)
+    assert r.ping()

@@ -71,6 +71,38 @@ table.insert = guard(table_insert)
 table.remove = guard(table_remove)
 table.sort = guard(table_sort)
 
+-- Stock Lua 5.1's unpack computes its count in a C int: a range such as (-2, 2^31-1)
+-- overflows it and the interpreter writes past its stack (a crash). Redis's patched Lua
+-- refuses such a range; so does this, before the C function sees it. Lua's C stack holds
+-- LUAI_MAXCSTACK (8000) values, the arguments included.
+local tonumber, floor, ceil = tonumber, math.floor, math.ceil
+local C_STACK = 8000
+local function got(value, given) return given and type(value) or 'no value' end
+G.unpack = function(...)
+  local given = select('#', ...)
+  local t, first, last = ...
+  if type(t) ~= 'table' then
+    error("bad argument #1 to 'unpack' (table expected, got " .. got(t, given >= 1) .. ")", 2)
+  end
+  local from, to = 1, nil
+  if first ~= nil then
+    from = tonumber(first)
+    if not from then error("bad argument #2 to 'unpack' (number expected, got " .. type(first) .. ")", 2) end
+  end
+  if last ~= nil then
+    to = tonumber(last)
+    if not to then error("bad argument #3 to 'unpack' (number expected, got " .. type(last) .. ")", 2) end
+  else
+    to = #t
+  end
+  from = from < 0 and ceil(from) or floor(from)  -- near enough to luaL_checkint for a count
+  to = to < 0 and ceil(to) or floor(to)
+  if from <= to and to - from + 1 + given > C_STACK then
+    error('too many results to unpack', 2)
+  end
+  return unpack(...)
+end
+
 -- Iteration sees through the proxies (stock Lua 5.1 has no __pairs): a script can list the
 -- ``redis`` table or a library as it can in Redis.
 local function real_of(t)
