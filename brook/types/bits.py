@@ -2,8 +2,9 @@
 
 A bitmap is a string read most significant bit first: bit 0 is the high bit of byte 0, as
 Redis numbers them. Bytes past the end of a string read as zero. The work is done on Python
-ints made from the bytes (``int.from_bytes``), so every scan and combination runs in C over
-the whole range at once instead of a Python loop per byte.
+ints made from the bytes (``int.from_bytes``), so every scan and combination runs in C over a
+whole range at once instead of a Python loop per byte; the scans first pass over the blocks
+that cannot hold what they look for (below).
 
 Knows nothing of commands: the callers clamp ranges and check arguments.
 """
