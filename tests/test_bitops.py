@@ -976,7 +976,7 @@ def test_lcs_fuzzing_against_the_table(r):
         assert reply[3] == len(text) and matched == len(text)
 
 
-def test_lcs_resp3(server):
+def test_resp3_replies(server):
     client = server.client(protocol=3)
     try:
         client.set("a", "ohmytext")
@@ -985,6 +985,8 @@ def test_lcs_resp3(server):
             b"matches": [[[4, 7], [5, 8], 4], [[2, 3], [0, 1], 2]], b"len": 6}
         assert run(client, "LCS", "a", "b", "LEN") == 6
         assert run(client, "LCS", "a", "b") == b"mytext"
+        assert run(client, "BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u2", 0, 9,
+                   "GET", "i4", 0) == [None, 0]
     finally:
         client.close()
 
