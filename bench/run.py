@@ -6,6 +6,7 @@
     python -m bench.run --suite herd
     python -m bench.run --suite scripting
     python -m bench.run --suite slowloris
+    python -m bench.run --suite bitmaps
 
 Both servers start on free ports with persistence off; every test runs against each server in
 turn (alternating, repeated, median taken) so that drift of the machine affects both alike.
@@ -26,7 +27,8 @@ enqueue under redis-benchmark, memory per cached script (SCRIPT LOAD of 10,000, 
 repeat), and Brook's in-process cost of EVALSHA against INCR (see ``bench/scripting.py``;
 ``python -m bench.scripting`` adds a cProfile). ``slowloris`` (not in ``all``): a normal client's
 round-trip latency (p50/p99/max) and server CPU per request beside 0, 1,000 and 5,000 slow
-connections (see ``bench/slowloris.py``). ``--tests`` picks rows directly. ``--servers
+connections (see ``bench/slowloris.py``). ``bitmaps`` (not in ``all``): the bit commands (see
+``bench/bitmaps.py``). ``--tests`` picks rows directly. ``--servers
 redis`` runs one side only (no ratios), which is how the stream rows were developed before Brook
 had stream commands.
 """
@@ -51,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import groups, herd, scripting, sets, slowloris, streams
+from bench import bitmaps, groups, herd, scripting, sets, slowloris, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -69,6 +71,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "sets": sets.SET_TESTS + sets.MEMORY_TESTS + (sets.DELAYED_TEST,),
     "scripting": scripting.SCRIPTING_TESTS,
     "slowloris": slowloris.SLOWLORIS_TESTS,
+    "bitmaps": bitmaps.BITMAP_TESTS,
 }
 SERVERS = ("brook", "redis")
 # ``--baseline DIR``: another Brook checkout (an earlier commit) run beside the two, so that a
@@ -175,7 +178,7 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int,
     if tls is not None:
         command += tls[1]
     custom = (streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
-              or scripting.CUSTOM_TESTS.get(test))
+              or scripting.CUSTOM_TESTS.get(test) or bitmaps.CUSTOM_TESTS.get(test))
     if custom is not None:
         custom.prepare(port)
         command += custom.command

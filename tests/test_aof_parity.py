@@ -41,6 +41,12 @@ SEQUENCE: list[tuple[str, ...]] = [
     ("XTRIM", "s", "MAXLEN", "=", "1"), ("XSETID", "s", "9999999999999-5"),
     ("XGROUP", "DELCONSUMER", "s", "g", "c3"), ("XGROUP", "DESTROY", "s", "g"),
     ("MULTI",), ("INCR", "n"), ("LPUSH", "q", "y"), ("EXEC",),
+    # Bit commands persist as themselves, and only when they changed something.
+    ("SETBIT", "bm", "9", "1"), ("SETBIT", "bm", "9", "1"), ("GETBIT", "bm", "9"),
+    ("BITFIELD", "bf", "SET", "u8", "0", "7", "GET", "u8", "0"), ("BITFIELD", "bf", "SET", "u8", "0", "7"),
+    ("BITFIELD", "bf", "GET", "u8", "0"), ("BITFIELD_RO", "bf", "GET", "u8", "0"),
+    ("BITFIELD", "bf", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "300"),
+    ("BITOP", "OR", "bo", "bm", "bf"), ("BITOP", "AND", "bo", "nosuch"), ("BITOP", "AND", "bo", "nosuch"),
 ]
 
 

@@ -17,6 +17,8 @@ FAMILIES = (
     "keys",
     "scan",
     "strings",
+    "bitops",
+    "lcs",
     "hashes",
     "lists",
     "list_blocking",

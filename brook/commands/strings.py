@@ -611,17 +611,28 @@ def getrange(client: Session, args: list[bytes]) -> bytes:
     if value is None:
         return EMPTY_BULK
     size = len(value)
-    if start < 0 and end < 0 and start > end:
-        return EMPTY_BULK
-    # Redis's clamping: negative indices count from the end, then clip to the string.
+    # Negative indices count from the end. An end still before the string is an empty range
+    # (Redis 8; older versions clipped it to 0 and returned the first byte).
     if start < 0:
-        start = max(size + start, 0)
+        start += size
     if end < 0:
-        end = max(size + end, 0)
-    end = min(end, size - 1)
-    if start > end or size == 0:
+        end += size
+    if size == 0 or start >= size or end < 0 or start > end:
         return EMPTY_BULK
+    start = max(start, 0)
+    end = min(end, size - 1)
     return resp.bulk(value[start : end + 1])  # type: ignore[arg-type]
+
+
+# SUBSTR is GETRANGE's old name (deprecated since 2.0), the same handler.
+command(
+    "substr", arity=4, flags="readonly", keys=(1, 1, 1), acl="@read @string @slow",
+    group="string", summary="Returns a substring from a string value.",
+    complexity="O(N) where N is the length of the returned string. The complexity is "
+    "ultimately determined by the returned length, but because creating a substring from an "
+    "existing string is very cheap, it can be considered O(1) for small strings.",
+    syntax="key start end",
+)(getrange)
 
 
 @command(
