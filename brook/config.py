@@ -393,8 +393,8 @@ _PROTECTED_ACTION: Final = ("no", "yes", "local")
 # default and in having no save points until persistence is configured.
 PARAMETERS: Final[list[Parameter]] = [
     # Network
-    _int("port", 6379, 0, 65535, mutable=False),
-    _special("bind", "127.0.0.1 -::1", parse_words, mutable=False),
+    _int("port", 6379, 0, 65535),
+    _special("bind", "127.0.0.1 -::1", parse_words),
     _str("unixsocket", "", mutable=False),
     _special("unixsocketperm", "0", parse_octal, lambda v: f"{v:o}", mutable=False),
     _bool("protected-mode", "yes"),

@@ -1,8 +1,10 @@
 """The sockets the server accepts connections on: TCP on ``port``, TLS on ``tls-port`` (each
 on every ``bind`` address) and the Unix socket.
 
-The listening sockets are bound here, synchronously, so that CONFIG SET tls-port can report a
-port it cannot take; the event loop then serves each through a duplicate of its descriptor.
+The listening sockets are bound here, synchronously, so that CONFIG SET port, bind and tls-port
+can report an address they cannot take; the event loop then serves each through a duplicate of
+its descriptor. A socket whose address stays (CONFIG SET bind keeping one address) is kept
+open, so the address is never released and taken again.
 The loop fixes a server's TLS context when it starts serving, so a new context (a reloaded
 certificate, another ``tls-auth-clients``) starts new servers on new duplicates of the same
 sockets and closes the old ones: the sockets themselves stay open, no connection waiting in
@@ -31,9 +33,13 @@ class Listeners:
         self.log = log
         self.backlog = 511
         self.tcp: list[asyncio.AbstractServer] = []
+        self.tcp_sockets: dict[str, socket.socket] = {}  # by bind address; servers hold dups
+        self.tcp_port = 0
+        self.tcp_addresses: list[str] = []
+        self.tls_addresses: list[str] = []
         self.unix: asyncio.AbstractServer | None = None
         self.unix_path = ""
-        self.tls_sockets: list[socket.socket] = []  # bound here; the servers hold duplicates
+        self.tls_sockets: dict[str, socket.socket] = {}  # bound here; the servers hold dups
         self.tls: list[asyncio.AbstractServer] = []
         self.tls_port = 0
         self._changes = asyncio.Lock()
@@ -41,14 +47,16 @@ class Listeners:
     @property
     def any(self) -> bool:
         """Whether any socket accepts connections (TLS ones are served a moment later)."""
-        return bool(self.tcp or self.unix or self.tls_sockets)
+        return bool(self.tcp_sockets or self.unix or self.tls_sockets)
 
     # -- opening ---------------------------------------------------------------------------
 
-    def bind(self, addresses: list[str], port: int) -> list[socket.socket]:
+    def bind(self, addresses: list[str], port: int,
+             kept: dict[str, socket.socket] | None = None) -> dict[str, socket.socket]:
         """A listening socket on each ``bind`` address (a ``-`` prefix: skipped when it
-        cannot be bound, as Redis skips it); OSError with Redis's log text otherwise."""
-        sockets: list[socket.socket] = []
+        cannot be bound, as Redis skips it), by address; OSError with Redis's log text
+        otherwise. Sockets of ``kept`` (same port) are reused for their addresses."""
+        sockets: dict[str, socket.socket] = {}
         try:
             for address in addresses:
                 optional = address.startswith("-")
@@ -57,8 +65,11 @@ class Listeners:
                     host = "0.0.0.0"
                 elif host == "::*":
                     host = "::"
+                if kept is not None and host in kept:
+                    sockets[host] = kept[host]
+                    continue
                 try:
-                    sockets.append(_bind(host, port, self.backlog))
+                    sockets[host] = _bind(host, port, self.backlog)
                 except OSError as err:
                     text = (f"Could not create server TCP listening socket {host}:{port}: "
                             f"{err.strerror or err}")
@@ -67,8 +78,9 @@ class Listeners:
                         continue
                     raise OSError(text)
         except OSError:
-            for sock in sockets:
-                sock.close()
+            for host, sock in sockets.items():
+                if kept is None or kept.get(host) is not sock:
+                    sock.close()
             raise
         return sockets
 
@@ -81,11 +93,31 @@ class Listeners:
                 for sock in sockets]
 
     async def open_tcp(self, addresses: list[str], port: int) -> None:
-        sockets = self.bind(addresses, port)
-        try:
-            self.tcp = await self.serve(sockets, None)
-        finally:
-            for sock in sockets:
+        self.tcp_sockets, self.tcp_port = self.bind(addresses, port), port
+        self.tcp_addresses = list(addresses)
+        self.tcp = await self.serve(list(self.tcp_sockets.values()), None)
+
+    def listen_tcp(self, addresses: list[str], port: int) -> None:
+        """Move the TCP listener (CONFIG SET port or bind; port 0: none). The new sockets are
+        bound before anything is closed, so an address that cannot be taken leaves the old
+        ones serving; addresses that stay keep their sockets."""
+        if port == self.tcp_port and addresses == self.tcp_addresses:
+            return
+        kept = self.tcp_sockets if port == self.tcp_port else None
+        sockets = self.bind(addresses, port, kept) if port else {}
+        self.tcp_addresses = list(addresses)
+        retired = [sock for host, sock in self.tcp_sockets.items()
+                   if sockets.get(host) is not sock]
+        self.tcp_sockets, self.tcp_port = sockets, port
+        self._start(self._replace_tcp(retired))
+
+    async def _replace_tcp(self, retired: list[socket.socket]) -> None:
+        async with self._changes:
+            new = await self.serve(list(self.tcp_sockets.values()), None)
+            for server in self.tcp:
+                server.close()
+            self.tcp = new
+            for sock in retired:
                 sock.close()
 
     async def open_unix(self, path: str, permissions: int) -> None:
@@ -104,12 +136,18 @@ class Listeners:
 
     def listen_tls(self, addresses: list[str], port: int,
                    context: ssl.SSLContext | None) -> None:
-        """Move the TLS listener to ``port`` (0: none). The new sockets are bound before
-        anything is closed, so a port that cannot be taken leaves the old one serving."""
-        sockets = self.bind(addresses, port) if port else []
-        old = self.tls_sockets
+        """Move the TLS listener to ``port`` (0: none) or other addresses. The new sockets
+        are bound before anything is closed, so a port that cannot be taken leaves the old
+        one serving; addresses that stay keep their sockets."""
+        if port == self.tls_port and addresses == self.tls_addresses:
+            return
+        kept = self.tls_sockets if port == self.tls_port else None
+        sockets = self.bind(addresses, port, kept) if port else {}
+        retired = [sock for host, sock in self.tls_sockets.items()
+                   if sockets.get(host) is not sock]
         self.tls_sockets, self.tls_port = sockets, port
-        self._start(self._replace(context, old))
+        self.tls_addresses = list(addresses)
+        self._start(self._replace(context, retired))
 
     def reload_tls(self, context: ssl.SSLContext) -> None:
         """New connections use ``context`` from now on; existing ones keep theirs."""
@@ -119,7 +157,8 @@ class Listeners:
     async def _replace(self, context: ssl.SSLContext | None,
                        retired: list[socket.socket]) -> None:
         async with self._changes:
-            new = await self.serve(self.tls_sockets, context) if self.tls_sockets else []
+            sockets = list(self.tls_sockets.values())
+            new = await self.serve(sockets, context) if sockets else []
             for server in self.tls:
                 server.close()
             self.tls = new
@@ -134,9 +173,10 @@ class Listeners:
     def close(self) -> None:
         for server in (*self.tcp, *self.tls):
             server.close()
-        for sock in self.tls_sockets:
+        for sock in (*self.tcp_sockets.values(), *self.tls_sockets.values()):
             sock.close()
-        self.tcp, self.tls, self.tls_sockets = [], [], []
+        self.tcp, self.tls = [], []
+        self.tcp_sockets, self.tls_sockets = {}, {}
         if self.unix is not None:
             self.unix.close()
             self.unix = None
@@ -150,7 +190,7 @@ class Listeners:
         (0 TCP, 1 Unix, 2 TLS)."""
         binds = ",".join(f"bind={address}" for address in addresses)
         lines = []
-        if self.tcp:
+        if self.tcp_sockets:
             lines.append(f"listener0:name=tcp,{binds},port={port}")
         if self.unix is not None:
             lines.append(f"listener1:name=unix,bind={self.unix_path}")

@@ -213,6 +213,8 @@ class Server:
         config = self.config
         if name.startswith("tls-"):
             self._tls_changed(name)
+        elif name in ("port", "bind"):
+            self._listening_changed(name)
         elif name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self._update_thresholds()
         elif name == "slowlog-max-len":
@@ -660,6 +662,21 @@ class Server:
             context = self._tls_server_context()
             assert context is not None
             listening.reload_tls(context)
+
+    def _listening_changed(self, name: str) -> None:
+        """CONFIG SET port or bind (Redis's updatePort and applyBind): bind moves the TLS
+        listener too; a failure leaves the old sockets serving."""
+        config = self.config
+        listening = self.listening
+        try:
+            listening.listen_tcp(config.bind, config.port)
+            if name == "bind" and config.tls_port:
+                listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
+        except OSError as err:
+            self.log("warning", str(err))
+            if name == "port":
+                raise ConfigError("Unable to listen on this port. Check server logs.")
+            raise ConfigError("Failed to bind to specified addresses.")
 
     def _configure_tls(self) -> None:
         """New contexts from the ``tls-*`` parameters; ConfigError (the reason logged) when

@@ -250,6 +250,10 @@ class Session:
         output)."""
         query_buffer = self.parser.buffered() if self.parser is not None else 0
         argv_mem = sum(len(a) for a in current_args) if current_args else 0
+        if current_args:
+            # Redis consumes a request from the query buffer only after it ran: while it
+            # runs, the buffer still holds it (26 bytes for CLIENT LIST).
+            query_buffer += _request_size(current_args)
         multi_mem = self.multi_bytes
         pending = self.write_buffer_size()
         events = ("r" if self.is_reading() else "") + ("w" if pending else "")
@@ -290,3 +294,11 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id} addr={self.addr}>"
+
+
+def _request_size(args: list[bytes]) -> int:
+    """The bytes of ``args`` as a RESP multibulk request."""
+    size = 3 + len(str(len(args)))
+    for arg in args:
+        size += len(arg) + 5 + len(str(len(arg)))
+    return size

@@ -271,6 +271,47 @@ def test_kill_errors(raw):
     )
 
 
+def test_kill_options_are_read_in_order(raw):
+    """Each option is checked where it stands: its own error first, then a missing value."""
+    assert exchange(raw, b"CLIENT KILL ID 10 wrong_arg\r\n") == b"-ERR syntax error\r\n"
+    assert exchange(raw, b"CLIENT KILL ID 0 TYPE\r\n") == (
+        b"-ERR client-id should be greater than 0\r\n")
+    assert exchange(raw, b"CLIENT KILL TYPE normal ID\r\n") == b"-ERR syntax error\r\n"
+    assert exchange(raw, b"CLIENT KILL USER nobody SKIPME\r\n") == (
+        b"-ERR No such user 'nobody'\r\n")
+    assert exchange(raw, b"CLIENT KILL SKIPME yes_or_no\r\n") == b"-ERR syntax error\r\n"
+
+
+@pytest.mark.min_redis(7, 4)
+def test_kill_maxage_errors(raw):
+    not_integer = b"-ERR maxage is not an integer or out of range\r\n"
+    assert exchange(raw, b"CLIENT KILL MAXAGE str\r\n") == not_integer
+    assert exchange(raw, b"CLIENT KILL MAXAGE 9999999999999999999\r\n") == not_integer
+    assert exchange(raw, b"CLIENT KILL MAXAGE -1\r\n") == b"-ERR maxage should be greater than 0\r\n"
+    assert exchange(raw, b"CLIENT KILL MAXAGE 0\r\n") == b"-ERR maxage should be greater than 0\r\n"
+
+
+def test_kill_by_user(server, r):
+    r.execute_command("ACL", "SETUSER", "killme", "on", "nopass", "+ping")
+    try:
+        victim = RawConnection(server.port)
+        assert exchange(victim, b"AUTH killme x\r\n") == b"+OK\r\n"
+        bystander = RawConnection(server.port)
+        assert r.execute_command("CLIENT", "KILL", "USER", "killme") == 1
+        assert victim.read() == b"<CLOSED>"
+        assert exchange(bystander, b"PING\r\n") == b"+PONG\r\n"
+        assert r.execute_command("CLIENT", "KILL", "USER", "killme") == 0
+    finally:
+        r.execute_command("ACL", "DELUSER", "killme")
+
+
+def test_query_buffer_holds_the_running_request(r):
+    """While CLIENT LIST runs, its 26 bytes are still in the caller's query buffer."""
+    assert client_info(r)["qbuf"] == "26"
+    mine = find(client_list(r), r.client_id())
+    assert mine["qbuf"] == "26"
+
+
 @pytest.mark.min_redis(7, 4)
 def test_kill_maxage(server, r):
     old = RawConnection(server.port)

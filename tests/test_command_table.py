@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from brook.acl.key_access import KEY_ACCESS
+from brook.commands.key_specs import KEY_SPEC_FLAGS
 from brook.docs import render_commands_markdown
 from tests.conftest import RawConnection
 
@@ -64,6 +65,75 @@ def test_command_getkeys_too_few_arguments(raw):
     )
 
 
+def test_command_getkeysandflags(raw):
+    def keys_and_flags(*request: str) -> object:
+        return raw.call("COMMAND", "GETKEYSANDFLAGS", *request)
+
+    assert keys_and_flags("SET", "k1", "v1") == [[b"k1", [b"OW", b"update"]]]
+    assert keys_and_flags("SET", "k1", "v1", "GET") == [[b"k1", [b"RW", b"access", b"update"]]]
+    assert keys_and_flags("MSET", "k1", "v1", "k2", "v2") == [
+        [b"k1", [b"OW", b"update"]], [b"k2", [b"OW", b"update"]]]
+    assert keys_and_flags("LMOVE", "k1", "k2", "LEFT", "RIGHT") == [
+        [b"k1", [b"RW", b"access", b"delete"]], [b"k2", [b"RW", b"insert"]]]
+    assert keys_and_flags("SORT", "k1", "STORE", "k2") == [
+        [b"k1", [b"RO", b"access"]], [b"k2", [b"OW", b"update"]]]
+    assert keys_and_flags("ZUNIONSTORE", "d", "2", "a", "b") == [
+        [b"d", [b"OW", b"update"]], [b"a", [b"RO", b"access"]], [b"b", [b"RO", b"access"]]]
+    assert keys_and_flags("EXISTS", "a") == [[b"a", [b"RO"]]]
+
+
+def test_command_getkeysandflags_resp3(raw):
+    raw.call("HELLO", "3")
+    assert raw.request(b"COMMAND GETKEYSANDFLAGS SET k1 v1\r\n") == (
+        b"*1\r\n*2\r\n$2\r\nk1\r\n~2\r\n+OW\r\n+update\r\n")
+
+
+def test_command_getkeys_lookup_as_the_dispatcher(raw):
+    """The command is found as a request names it: a container's subcommand by the next
+    argument (an unknown one is no command), a container alone has no keys."""
+    assert raw.call("COMMAND", "GETKEYS", "MEMORY", "USAGE", "k") == [b"k"]
+    assert raw.call("COMMAND", "GETKEYS", "XGROUP", "CREATE", "k", "g", "$") == [b"k"]
+    assert raw.request(b"COMMAND GETKEYS XGROUP NOSUCH k\r\n") == (
+        b"-ERR Invalid command specified\r\n")
+    assert raw.request(b"COMMAND GETKEYS get|x k\r\n") == b"-ERR Invalid command specified\r\n"
+    assert raw.request(b"COMMAND GETKEYS SPUBLISH ch m\r\n") == (
+        b"-ERR The command has no key arguments\r\n")
+    assert raw.request(b"COMMAND GETKEYSANDFLAGS ZINTERSTORE zz 1443677133621497600 a\r\n") == (
+        b"-ERR Invalid arguments specified for command\r\n")
+
+
+@pytest.mark.min_redis(7, 2)  # 7.0 answered with the arity error of COMMAND GETKEYS itself
+def test_command_getkeys_of_a_container_alone(raw):
+    assert raw.request(b"COMMAND GETKEYS CONFIG\r\n") == (
+        b"-ERR The command has no key arguments\r\n")
+
+
+def test_command_getkeys_of_commands_whose_keys_may_be_none(raw):
+    assert raw.call("COMMAND", "GETKEYS", "EVAL", "return 1", "0") == []
+    assert raw.call("COMMAND", "GETKEYS", "EVAL", "return 1", "1", "k") == [b"k"]
+    keys = [f"key{i}" for i in range(260)]
+    assert raw.call("COMMAND", "GETKEYS", "ZUNIONSTORE", "t", "260", *keys) == [
+        b"t", *(k.encode() for k in keys)]
+
+
+def test_command_info_of_unknown_subcommands_is_nil(raw):
+    assert raw.call("COMMAND", "INFO", "get|key", "config|get|key", "config|nosuch") == [
+        None, None, None]
+
+
+@pytest.mark.parametrize("name", ["SET", "GET", "MSET", "LMOVE", "LPOP", "BLPOP", "PING",
+                                  "MEMORY", "MEMORY|USAGE", "RENAME"])
+def test_command_info_without_movablekeys(raw, name):
+    (info,) = raw.call("COMMAND", "INFO", name)
+    assert b"movablekeys" not in info[2]
+
+
+@pytest.mark.parametrize("name", ["ZUNIONSTORE", "XREAD", "EVAL", "SORT", "SORT_RO"])
+def test_command_info_with_movablekeys(raw, name):
+    (info,) = raw.call("COMMAND", "INFO", name)
+    assert b"movablekeys" in info[2]
+
+
 def test_command_list_filters(raw):
     assert b"get" in raw.call("COMMAND", "LIST", "FILTERBY", "ACLCAT", "string")
     assert set(raw.call("COMMAND", "LIST", "FILTERBY", "PATTERN", "hset*")) == {b"hset", b"hsetnx"}
@@ -84,6 +154,7 @@ def test_command_docs_shape(raw):
 # Declarations that follow a Redis newer than the one installed for the parity run.
 NEWER_THAN_INSTALLED_REDIS = {
     "command|getkeys",  # arity -3 since Redis 7.2 (was -4), so GETKEYS can report a bad arity
+    "command|getkeysandflags",
     "zrank",  # arity -3 since Redis 7.2 (was 3): WITHSCORE
     "zrevrank",
 }
@@ -161,6 +232,34 @@ def test_acl_key_access_matches_real_redis_key_specs(server, redis_process):
         kinds = [_access(spec) for spec in reference[8]]
         real = kinds[0] if set(kinds) == {kinds[0]} else f"{kinds[0]} {kinds[-1]}"
         if declared != real:
+            differences.append(f"{name}: brook {declared} != redis {real}")
+    assert differences == []
+
+
+# Key specs whose flags Redis corrected after 7.0 (SINTERSTORE's destination: RW, then OW).
+KEY_SPECS_CHANGED_SINCE_7_0 = {"sinterstore"}
+
+
+@pytest.mark.brook_only
+def test_key_spec_flags_match_real_redis(server, redis_process):
+    """COMMAND GETKEYSANDFLAGS's table against the flags of real Redis's key specs: the
+    first key's and the last spec's (SORT's are its key's and STORE's)."""
+    if redis_process is None:
+        pytest.skip("redis-server is not installed")
+    theirs = _info_by_name(RawConnection(redis_process.port).call("COMMAND"))
+    entries = dict(theirs)
+    for entry in theirs.values():
+        entries.update(_info_by_name(entry[9]))
+    differences = []
+    for name, declared in sorted(KEY_SPEC_FLAGS.items()):
+        reference = entries.get(name)
+        if reference is None or not reference[8] or name in KEY_SPECS_CHANGED_SINCE_7_0:
+            continue  # newer than the installed Redis
+        specs = [" ".join(flag.decode() for flag in dict(zip(spec[::2], spec[1::2],
+                                                             strict=True))[b"flags"])
+                 for spec in reference[8]]
+        real = (specs[0], specs[2] if name == "sort" else specs[-1])
+        if (declared[0], declared[-1]) != real:
             differences.append(f"{name}: brook {declared} != redis {real}")
     assert differences == []
 

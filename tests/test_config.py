@@ -13,6 +13,7 @@ import re
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -253,6 +254,84 @@ def test_config_set_is_all_or_nothing(r, raw):
         b"be between 1 and 4294967295 inclusive\r\n"
     )
     assert config_value(r, "timeout") == "0"
+
+
+# Parameters Redis's "CONFIG sanity" test leaves out (immutable, or not settable back as read).
+_SANITY_SKIPPED = {
+    "rdbchecksum", "daemonize", "io-threads-do-reads", "tcp-backlog", "always-show-logo",
+    "syslog-enabled", "cluster-enabled", "disable-thp", "aclfile", "unixsocket", "pidfile",
+    "syslog-ident", "appendfilename", "appenddirname", "supervised", "syslog-facility",
+    "databases", "io-threads", "logfile", "unixsocketperm", "replicaof", "slaveof", "requirepass",
+    "server-cpulist", "bio-cpulist", "aof-rewrite-cpulist", "bgsave-cpulist", "server_cpulist",
+    "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist", "set-proc-title",
+    "cluster-config-file", "cluster-port", "oom-score-adj", "oom-score-adj-values",
+    "enable-protected-configs", "enable-debug-command", "enable-module-command", "dbfilename",
+    "dir", "socket-mark-id", "req-res-logfile", "client-default-resp",
+    "tls-prefer-server-ciphers", "tls-session-cache-timeout", "tls-session-cache-size",
+    "tls-session-caching", "tls-cert-file", "tls-key-file", "tls-client-cert-file",
+    "tls-client-key-file", "tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir",
+    "tls-protocols", "tls-ciphers", "tls-ciphersuites", "tls-port",
+}
+
+
+def test_config_set_of_every_parameter_to_its_value_round_trips(r):
+    """Redis's "CONFIG sanity": CONFIG SET of what CONFIG GET * says changes nothing (port
+    and bind included: they are set at run time, as in Redis)."""
+    before = {k: v for k, v in r.config_get("*").items() if k not in _SANITY_SKIPPED}
+    refused = []
+    for name, value in before.items():
+        try:
+            r.execute_command("CONFIG", "SET", name, value)
+        except redis.ResponseError as err:
+            refused.append(f"{name}: {err}")
+    assert refused == []
+    after = r.config_get("*")
+    assert {k: after[k] for k in before} == before
+
+
+def test_config_set_port_moves_the_listener(spawn):
+    proc = spawn()
+    r = redis.Redis(port=proc.port)
+    new_port = free_port()
+    assert r.execute_command("CONFIG", "SET", "port", str(new_port)) == b"OK"
+    moved = redis.Redis(port=new_port)
+    assert moved.ping()
+    assert moved.config_get("port") == {"port": str(new_port)}
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=proc.port).ping()
+    assert r.ping()  # connections already made stay
+    assert moved.execute_command("CONFIG", "SET", "port", str(proc.port)) == b"OK"
+    assert redis.Redis(port=proc.port).ping()
+
+
+def test_config_set_port_taken_rolls_everything_back(spawn):
+    proc = spawn()
+    r = redis.Redis(port=proc.port)
+    taken = RawConnection(proc.port)  # any socket will do: take a port with a listener
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        port = busy.getsockname()[1]
+        reply = exchange(taken, b"CONFIG SET maxmemory 10000001 port %d timeout 9\r\n" % port)
+        assert reply == (b"-ERR CONFIG SET failed (possibly related to argument 'port') - "
+                         b"Unable to listen on this port. Check server logs.\r\n")
+    finally:
+        busy.close()
+    assert r.config_get("maxmemory") == {"maxmemory": "0"}
+    assert r.config_get("timeout") == {"timeout": "0"}
+    assert r.config_get("port") == {"port": str(proc.port)}
+    assert redis.Redis(port=proc.port).ping()
+
+
+def test_config_set_bind_keeps_addresses_that_stay(spawn):
+    proc = spawn()
+    r = redis.Redis(port=proc.port)
+    assert r.execute_command("CONFIG", "SET", "bind", "127.0.0.1 -::1") == b"OK"
+    assert redis.Redis(port=proc.port).ping()
+    assert r.execute_command("CONFIG", "SET", "bind", "127.0.0.1") == b"OK"
+    assert redis.Redis(port=proc.port).ping()
+    assert r.config_get("bind") == {"bind": "127.0.0.1"}
 
 
 def test_config_set_name_errors(raw):

@@ -138,33 +138,42 @@ def client_info(client: Session, args: list[bytes]) -> bytes:
 
 @dataclass
 class KillFilter:
-    """CLIENT KILL's new-style filters; every given one must match."""
+    """CLIENT KILL's filters; every given one must match (Redis's clientKill)."""
 
     client_id: int | None = None
     kind: str | None = None
     addr: str | None = None
     laddr: str | None = None
+    user: object = None  # the ACL user (compared by identity)
     skip_me: bool = True
     max_age: int = 0
 
     def matches(self, candidate: Session, caller: Session, now: float) -> bool:
-        if self.skip_me and candidate is caller:
-            return False
-        if self.client_id is not None and candidate.id != self.client_id:
-            return False
-        if self.kind is not None and candidate.client_type() != self.kind:
-            return False
         if self.addr is not None and candidate.addr != self.addr:
             return False
         if self.laddr is not None and candidate.laddr != self.laddr:
             return False
-        return not (self.max_age and now - candidate.created < self.max_age)
+        if self.kind is not None and candidate.client_type() != self.kind:
+            return False
+        if self.client_id is not None and candidate.id != self.client_id:
+            return False
+        if self.user is not None and candidate.user is not self.user:
+            return False
+        if self.skip_me and candidate is caller:
+            return False
+        return not (self.max_age and int(now) - int(candidate.created) < self.max_age)
 
 
-def _parse_kill_filter(args: list[bytes]) -> KillFilter:
+def _parse_kill_filter(client: Session, args: list[bytes]) -> KillFilter:
+    """The option/value pairs, read in order: an option's own error comes before a later
+    one's, and an option without its value is a syntax error where it stands."""
     found = KillFilter()
-    for position in range(2, len(args), 2):
-        option, value = args[position].lower(), args[position + 1]
+    position = 2
+    while position < len(args):
+        option = args[position].lower()
+        if position + 1 >= len(args):
+            raise CommandError(SYNTAX_ERROR)
+        value = args[position + 1]
         if option == b"id":
             try:
                 found.client_id = parse_int(value)
@@ -172,6 +181,10 @@ def _parse_kill_filter(args: list[bytes]) -> KillFilter:
                 found.client_id = 0
             if found.client_id < 1:
                 raise CommandError("ERR client-id should be greater than 0")
+        elif option == b"maxage":
+            found.max_age = parse_int(value, "ERR maxage is not an integer or out of range")
+            if found.max_age <= 0:
+                raise CommandError("ERR maxage should be greater than 0")
         elif option == b"type":
             found.kind = _parse_type(value)
         elif option == b"addr":
@@ -179,16 +192,16 @@ def _parse_kill_filter(args: list[bytes]) -> KillFilter:
         elif option == b"laddr":
             found.laddr = text(value)
         elif option == b"user":
-            if value != b"default":
+            found.user = client.server.acl.users.get(value.decode("utf-8", "surrogateescape"))
+            if found.user is None:
                 raise CommandError(f"ERR No such user '{text(value)}'")
         elif option == b"skipme":
             if value.lower() not in (b"yes", b"no"):
                 raise CommandError(SYNTAX_ERROR)
             found.skip_me = value.lower() == b"yes"
-        elif option == b"maxage":
-            found.max_age = parse_int(value, "ERR maxage is not an integer or out of range")
         else:
             raise CommandError(SYNTAX_ERROR)
+        position += 2
     return found
 
 
@@ -216,9 +229,7 @@ def client_kill(client: Session, args: list[bytes]) -> bytes:
                 _kill(candidate, client)
                 return resp.OK
         raise CommandError("ERR No such client")
-    if len(args) % 2:
-        raise CommandError(SYNTAX_ERROR)
-    kill_filter = _parse_kill_filter(args)
+    kill_filter = _parse_kill_filter(client, args)
     now = time.time()
     if kill_filter.client_id is not None:
         single = server.clients.get(kill_filter.client_id)

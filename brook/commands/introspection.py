@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING, Any
 
+from brook.commands.key_specs import KEY_SPEC_FLAGS, flags_of_keys, has_keys
 from brook.commands.registry import (
     COMMANDS,
     Command,
@@ -26,7 +27,12 @@ _HIDDEN_FLAGS: set[str] = set()
 
 
 def _key_specs(cmd: Command) -> list[Any]:
-    if cmd.key_flags is not None:
+    declared = KEY_SPEC_FLAGS.get(cmd.fullname)
+    if declared is not None:
+        access = flags_of_keys(cmd.fullname, cmd.is_write, [], 1)[0]
+        if "variable_flags" in declared[0]:
+            access = declared[0].split()
+    elif cmd.key_flags is not None:
         access = list(cmd.key_flags)
     else:
         access = ["RW", "update"] if cmd.is_write else ["RO", "access"]
@@ -200,25 +206,57 @@ def command_list(client: Session, args: list[bytes]) -> bytes:
     return resp.array_of_bulks(c.fullname.encode() for c in selected)
 
 
+def _request_command(request: list[bytes]) -> Command | None:
+    """The command a request names, as the dispatcher finds it (Redis's lookupCommand): a
+    container's subcommand when there is an argument after it, None when that is unknown."""
+    cmd = COMMANDS.get(request[0].decode("utf-8", "replace").lower())
+    if cmd is None or len(request) == 1 or not cmd.subcommands:
+        return cmd
+    return cmd.subcommands.get(request[1].lower())
+
+
+def _keys_of_request(args: list[bytes]) -> tuple[Command, list[int]]:
+    """COMMAND GETKEYS's checks, in Redis's order, and the positions of the keys in the
+    request ``args[2:]``."""
+    request = args[2:]
+    target = _request_command(request)
+    if target is None:
+        raise CommandError("ERR Invalid command specified")
+    if (target.first_key <= 0 and target.find_keys is None
+            or not has_keys(target.fullname)):
+        raise CommandError("ERR The command has no key arguments")
+    if not target.min_args <= len(request) <= target.max_args:
+        raise CommandError("ERR Invalid number of arguments specified for command")
+    positions = target.key_positions(len(request), request)
+    if not positions and "no_mandatory_keys" not in target.flags:
+        raise CommandError("ERR Invalid arguments specified for command")
+    return target, positions
+
+
 @command("command|getkeys", arity=-3, flags="loading stale", acl="@slow @connection",
          since="2.8.13", summary="Extracts the key names from an arbitrary command.",
          complexity="O(N) where N is the number of arguments to the command",
          syntax="command [arg [arg ...]]")
 def command_getkeys(client: Session, args: list[bytes]) -> bytes:
-    target = find_command(args[2])
-    if target is None:
-        raise CommandError("ERR Invalid command specified")
+    _, positions = _keys_of_request(args)
     request = args[2:]
-    if target.subcommands and len(request) > 1:
-        target = target.subcommands.get(request[1].lower(), target)
-    if target.first_key <= 0 and target.find_keys is None or target.key_flags == ("not_key",):
-        raise CommandError("ERR The command has no key arguments")
-    if not target.min_args <= len(request) <= target.max_args:
-        raise CommandError("ERR Invalid number of arguments specified for command")
-    positions = target.key_positions(len(request), request)
-    if not positions:
-        raise CommandError("ERR Invalid arguments specified for command")
     return resp.array_of_bulks(request[i] for i in positions)
+
+
+@command("command|getkeysandflags", arity=-3, flags="loading stale", acl="@slow @connection",
+         since="7.0.0", summary="Extracts the key names and access flags for an arbitrary "
+         "command.",
+         complexity="O(N) where N is the number of arguments to the command",
+         syntax="command [arg [arg ...]]")
+def command_getkeysandflags(client: Session, args: list[bytes]) -> bytes:
+    target, positions = _keys_of_request(args)
+    request = args[2:]
+    flags = flags_of_keys(target.fullname, target.is_write, request, len(positions))
+    return resp.encode(
+        [[request[i], resp.RSet([resp.Status(f.encode()) for f in key_flags])]
+         for i, key_flags in zip(positions, flags, strict=True)],
+        client.protocol,
+    )
 
 
 _COMMAND_HELP = [
