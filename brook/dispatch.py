@@ -222,6 +222,8 @@ class Dispatcher:
                     else:  # account, written out as invoke is above
                         cmd.calls += 1
                         cmd.seconds += elapsed
+                        if server.config.latency_tracking:
+                            cmd.record_latency(elapsed)
                         if elapsed > slowlog_threshold:
                             server.slowlog_add(session, cmd, request, elapsed)  # type: ignore[arg-type]
             if reply is not None:
@@ -252,9 +254,12 @@ class Dispatcher:
         """Credit the untimed fast commands of a batch with their calls and time (shared in
         proportion to calls). One fast command alone gets its exact time, and the slow log."""
         seconds = max(seconds, 0.0)
+        tracking = self.server.config.latency_tracking
         if others is None:
             cmd.calls += calls
             cmd.seconds += seconds
+            if tracking:
+                cmd.record_latency(seconds / calls, calls)
             if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
                 self.server.slowlog_add(session, cmd, request, seconds)
             return
@@ -263,6 +268,8 @@ class Dispatcher:
         for each, count in others.items():
             each.calls += count
             each.seconds += seconds * count / total
+            if tracking:
+                each.record_latency(seconds / total, count)
 
     # -- one request with every check (Redis's processCommand) -----------------------------
 
@@ -562,6 +569,8 @@ class Dispatcher:
             return
         cmd.calls += 1
         cmd.seconds += elapsed
+        if self.server.config.latency_tracking:
+            cmd.record_latency(elapsed)
         if elapsed > self.server.slowlog_threshold:
             self.server.slowlog_add(session, cmd, args, elapsed)
 

@@ -499,6 +499,68 @@ def test_latency_records_slow_commands(r, restore_config):
     assert r.execute_command("LATENCY", "HISTORY", "command") == []
 
 
+# The microseconds LATENCY HISTOGRAM reports: Redis's histogram read at power-of-two levels
+# from 1024 ns, each level the top of its two-significant-digit bucket.
+HISTOGRAM_LEVELS_USEC = {((1 << (10 + k)) + (1 << (3 + k)) - 1) // 1000 for k in range(21)}
+
+
+def histograms(raw: RawConnection, *names: str) -> dict[bytes, tuple[int, list[int], list[int]]]:
+    """LATENCY HISTOGRAM (RESP2): command -> (calls, levels, cumulative counts)."""
+    reply = raw.call("LATENCY", "HISTOGRAM", *names)
+    found = {}
+    for name, body in zip(reply[::2], reply[1::2], strict=True):
+        assert body[0] == b"calls" and body[2] == b"histogram_usec"
+        levels = body[3]
+        found[name] = (body[1], levels[::2], levels[1::2])
+    return found
+
+
+def test_latency_histogram_of_chosen_commands(raw):
+    raw.call("CONFIG", "RESETSTAT")
+    for request in (("SET", "a", "b"), ("SET", "c", "d"), ("GET", "a"), ("HSET", "h", "k", "v")):
+        raw.call(*request)
+    found = histograms(raw, "set", "nosuch", "HSET", "zadd")
+    assert list(found) == [b"set", b"hset"]
+    for name, calls in ((b"set", 2), (b"hset", 1)):
+        total, levels, cumulative = found[name]
+        assert total == calls
+        assert set(levels) <= HISTOGRAM_LEVELS_USEC and levels == sorted(levels)
+        assert cumulative == sorted(cumulative) and cumulative[-1] == calls
+    assert histograms(raw, "nosuch", "zadd") == {}
+
+
+def test_latency_histogram_of_every_command_and_of_subcommands(raw):
+    raw.call("CONFIG", "RESETSTAT")
+    assert list(histograms(raw)) == [b"config|resetstat"]
+    raw.call("CLIENT", "ID")
+    raw.call("CLIENT", "GETNAME")
+    everything = histograms(raw)
+    assert everything[b"config|resetstat"][0] == 1
+    assert everything[b"latency|histogram"][0] == 1
+    assert set(histograms(raw, "client")) == {b"client|id", b"client|getname"}
+    assert list(histograms(raw, "client|id")) == [b"client|id"]
+
+
+def test_latency_histogram_resp3_is_maps(raw):
+    raw.call("HELLO", "3")
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("GET", "a")
+    reply = exchange(raw, b"LATENCY HISTOGRAM get\r\n")
+    assert reply.startswith(b"%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:1\r\n"
+                            b"$14\r\nhistogram_usec\r\n%1\r\n:")
+
+
+def test_latency_histogram_follows_latency_tracking(raw, r, restore_config):
+    restore_config("latency-tracking")
+    r.config_set("latency-tracking", "no")
+    raw.call("CONFIG", "RESETSTAT")
+    raw.call("GET", "a")
+    assert histograms(raw, "get") == {}
+    r.config_set("latency-tracking", "yes")
+    raw.call("GET", "a")
+    assert histograms(raw, "get")[b"get"][0] == 1
+
+
 def test_latency_help(raw):
     reply = exchange(raw, b"LATENCY HELP\r\n")
     assert reply.split(b"\r\n")[1] == (

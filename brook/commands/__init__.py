@@ -12,6 +12,7 @@ FAMILIES = (
     "transactions",
     "introspection",
     "server",
+    "monitoring",
     "memory",
     "clients",
     "keys",

@@ -63,6 +63,29 @@ def subcommand_error(args: list[bytes], container_name: str) -> CommandError:
                         f"Try {container_name} HELP.")
 
 
+# Redis keeps a histogram of each command's run times (1 ns to 1 s, two significant digits) and
+# reports it at power-of-two levels from 1024 ns: level k holds the runs of at most
+# 2**(10+k) + 2**(3+k) - 1 ns (the top of that value's sub-bucket), shown in whole microseconds.
+LATENCY_LEVELS: Final = 21
+_LATENCY_MAX_NS: Final = 1_000_000_000
+
+
+def latency_level(nanoseconds: int) -> int:
+    """The reporting level of a run of ``nanoseconds`` (clamped to 1 ns .. 1 s as Redis)."""
+    if nanoseconds <= 1031:
+        return 0
+    nanoseconds = min(nanoseconds, _LATENCY_MAX_NS)
+    level = nanoseconds.bit_length() - 11
+    if nanoseconds > (1 << (10 + level)) + (1 << (3 + level)) - 1:
+        level += 1
+    return level
+
+
+def latency_level_usec(level: int) -> int:
+    """The microseconds LATENCY HISTOGRAM shows for a level."""
+    return ((1 << (10 + level)) + (1 << (3 + level)) - 1) // 1000
+
+
 class Command:
     """One entry of the command table (a subcommand is a Command whose parent is set)."""
 
@@ -97,6 +120,7 @@ class Command:
         "seconds",
         "rejected_calls",
         "failed_calls",
+        "latency_counts",
         "find_keys",
         "key_keyword",
         "key_flags",
@@ -151,6 +175,8 @@ class Command:
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0
         self.failed_calls = 0
+        # LATENCY HISTOGRAM: runs per reporting level (latency_level), None until the first.
+        self.latency_counts: list[int] | None = None
         # movablekeys commands (XREAD...): (argc, args) -> key indices, found by keyword.
         self.find_keys: Callable[[int, list[bytes]], list[int]] | None = None
         self.key_keyword: str | None = None  # the keyword its keys follow (key specs)
@@ -172,9 +198,18 @@ class Command:
         """The key arguments of a request."""
         return [args[i] for i in self.key_positions(len(args), args)]
 
+    def record_latency(self, seconds: float, calls: int = 1) -> None:
+        """``calls`` runs that took ``seconds`` each, for LATENCY HISTOGRAM and INFO
+        latencystats."""
+        counts = self.latency_counts
+        if counts is None:
+            counts = self.latency_counts = [0] * LATENCY_LEVELS
+        counts[latency_level(int(seconds * 1e9))] += calls
+
     def reset_stats(self) -> None:
         self.calls = self.rejected_calls = self.failed_calls = 0
         self.seconds = 0.0
+        self.latency_counts = None
         for sub in self.subcommands.values():
             sub.reset_stats()
 
