@@ -347,6 +347,11 @@ class RawConnection:
         self.sock.close()
 
 
+def help_footer(server: ServerProcess) -> bytes:
+    """The last line of every HELP reply: Redis 7.2 changed "Prints this help." to "Print"."""
+    return b"    Print this help." if server.version >= (7, 2) else b"    Prints this help."
+
+
 @pytest.fixture
 def raw(server: ServerProcess) -> Iterator[RawConnection]:
     conn = RawConnection(server.port)

@@ -264,6 +264,41 @@ def test_key_spec_flags_match_real_redis(server, redis_process):
     assert differences == []
 
 
+def _help_entries(lines: list[bytes]) -> list[list[bytes]]:
+    """A HELP reply's entries: a line naming a subcommand and the indented lines after it."""
+    entries: list[list[bytes]] = []
+    for line in lines[1:]:
+        if line.startswith(b" ") and entries:
+            entries[-1].append(line)
+        else:
+            entries.append([line])
+    return entries
+
+
+@pytest.mark.brook_only
+def test_help_replies_match_real_redis(server, redis_process):
+    """Every container's HELP says what the newest Redis's says, for the subcommands Brook
+    has (CLIENT has no CACHING, PAUSE, UNPAUSE or TRACKING)."""
+    if redis_process is None or redis_process.version < (7, 2):
+        pytest.skip("the HELP texts Brook follows are Redis 7.2's and later")
+    ours = RawConnection(server.port)
+    theirs = RawConnection(redis_process.port)
+    differences = []
+    for name in ours.call("COMMAND", "LIST", "FILTERBY", "PATTERN", "*|help"):
+        container_name = name.split(b"|")[0]
+        subcommands = {sub.split(b"|")[1].upper() for sub in ours.call(
+            "COMMAND", "LIST", "FILTERBY", "PATTERN", container_name + b"|*")}
+        mine = ours.call(container_name, "HELP")
+        real = theirs.call(container_name, "HELP")
+        kept = [line for entry in _help_entries(real)
+                if entry[0].split(b" ")[0] in subcommands
+                or not entry[0].split(b" ")[0].replace(b"-", b"").isalpha()  # "(no subcommand)"
+                for line in entry]
+        if mine != [real[0], *kept]:
+            differences.append(container_name.decode())
+    assert differences == []
+
+
 def test_docs_commands_md_is_generated_from_the_table():
     committed = (ROOT / "docs" / "commands.md").read_text()
     assert committed == render_commands_markdown(), "run `make docs` to regenerate docs/commands.md"

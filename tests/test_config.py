@@ -24,7 +24,7 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess, free_port, wait_for_port
+from tests.conftest import RawConnection, ServerProcess, free_port, help_footer, wait_for_port
 
 # ---------------------------------------------------------------------------------------------
 # Helpers shared with the other administration test files
@@ -498,14 +498,15 @@ def test_protected_mode_get_and_set(r, restore_config):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_config_help(raw):
+def test_config_help(server, raw):
     assert exchange(raw, b"CONFIG HELP\r\n") == (
         b"*11\r\n+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
         b"+GET <pattern>\r\n"
         b"+    Return parameters matching the glob-like <pattern> and their values.\r\n"
         b"+SET <directive> <value>\r\n+    Set the configuration <directive> to <value>.\r\n"
         b"+RESETSTAT\r\n+    Reset statistics reported by the INFO command.\r\n"
-        b"+REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+    Prints this help.\r\n"
+        b"+REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+" + help_footer(server)
+        + b"\r\n"
     )
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import redis_cli
+from tests.conftest import help_footer, redis_cli
 
 SYNTAX = b"-ERR syntax error\r\n"
 NOT_INTEGER = b"-ERR value is not an integer or out of range\r\n"
@@ -447,13 +447,13 @@ def test_object_idletime_and_freq(server) -> None:
     assert r.object("idletime", "nokey") is None
 
 
-def test_object_help_and_errors(raw) -> None:
+def test_object_help_and_errors(server, raw) -> None:
     help_reply = raw.request(b"OBJECT HELP\r\n")
     assert help_reply.startswith(
         b"*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
         b"+ENCODING <key>\r\n"
     )
-    assert help_reply.endswith(b"+HELP\r\n+    Prints this help.\r\n")
+    assert help_reply.endswith(b"+HELP\r\n+" + help_footer(server) + b"\r\n")
     assert raw.request(b"OBJECT foo\r\n") == b"-ERR unknown subcommand 'foo'. Try OBJECT HELP.\r\n"
     assert raw.request(b"OBJECT ENCODING\r\n") == (
         b"-ERR wrong number of arguments for 'object|encoding' command\r\n"

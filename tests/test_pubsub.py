@@ -20,7 +20,7 @@ import redis
 
 from brook import glob
 from brook.pubsub import ARRAY, PUSH, Registry, as_push, message_frame, pattern_frame
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, help_footer
 
 CANT = ("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
         "are allowed in this context")
@@ -473,7 +473,7 @@ def test_pubsub_numsub_numpat_shardnumsub(peer, raw):
     assert raw.request(encode("PUBSUB", "SHARDNUMSUB")) == b"*0\r\n"
 
 
-def test_pubsub_errors_and_help(raw):
+def test_pubsub_errors_and_help(server, raw):
     assert raw.request(encode("PUBSUB", "FOO")) == (
         b"-ERR unknown subcommand 'FOO'. Try PUBSUB HELP.\r\n")
     assert raw.request(encode("PUBSUB", "CHANNELS", "a", "b")) == (
@@ -488,7 +488,7 @@ def test_pubsub_errors_and_help(raw):
         b"-ERR wrong number of arguments for 'pubsub|help' command\r\n")
     help_text = raw.call("PUBSUB", "HELP")
     assert help_text[0] == b"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    assert help_text[-2:] == [b"HELP", b"    Prints this help."]
+    assert help_text[-2:] == [b"HELP", help_footer(server)]
     assert len(help_text) == 14
 
 

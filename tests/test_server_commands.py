@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests import test_config as shared
-from tests.conftest import RawConnection
+from tests.conftest import RawConnection, help_footer
 from tests.test_config import encode, exchange
 
 # Fixtures shared with the configuration tests.
@@ -443,7 +443,7 @@ def test_slowlog_hides_passwords(r, raw):
     assert [b"EXEC"] not in logged
 
 
-def test_slowlog_errors_and_help(raw):
+def test_slowlog_errors_and_help(server, raw):
     error = b"-ERR count should be greater than or equal to -1\r\n"
     assert exchange(raw, b"SLOWLOG GET x\r\n") == error
     assert exchange(raw, b"SLOWLOG GET -2\r\n") == error
@@ -460,7 +460,7 @@ def test_slowlog_errors_and_help(raw):
         b"+    Entries are made of:\r\n"
         b"+    id, timestamp, time in microseconds, arguments array, client IP and port,\r\n"
         b"+    client name\r\n+LEN\r\n+    Return the length of the slowlog.\r\n+RESET\r\n"
-        b"+    Reset the slowlog.\r\n+HELP\r\n+    Prints this help.\r\n"
+        b"+    Reset the slowlog.\r\n+HELP\r\n+" + help_footer(server) + b"\r\n"
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, help_footer
 from tests.test_streams import INVALID_ID, MAX, MAX_ID, set_config, since
 from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
@@ -63,7 +63,6 @@ XGROUP_HELP = [
     b"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     b"    Set the current group ID and entries_read counter.",
     b"HELP",
-    b"    Prints this help.",
 ]
 
 
@@ -263,14 +262,15 @@ def test_xgroup_subcommand_is_echoed_as_typed(r):
     assert error_of(r, "XGROUP", "foo") == "unknown subcommand 'foo'. Try XGROUP HELP."
 
 
-def test_xgroup_help(r, raw):
-    assert run(r, "XGROUP", "HELP") == XGROUP_HELP
-    assert run(r, "xgroup", "help") == XGROUP_HELP
+def test_xgroup_help(server, r, raw):
+    expected = [*XGROUP_HELP, help_footer(server)]
+    assert run(r, "XGROUP", "HELP") == expected
+    assert run(r, "xgroup", "help") == expected
     # stream.tcl "XGROUP HELP should not have unexpected options".
     assert error_of(r, "XGROUP", "HELP", "x") == "wrong number of arguments for 'xgroup|help' command"
     reply = call(raw, "XGROUP", "HELP")
     assert reply.startswith(b"*17\r\n+XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands")
-    assert reply.endswith(b"+HELP\r\n+    Prints this help.\r\n")
+    assert reply.endswith(b"+HELP\r\n+" + help_footer(server) + b"\r\n")
 
 
 @pytest.mark.parametrize("args", [

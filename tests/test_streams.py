@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, help_footer
 from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
 MAX = 18446744073709551615  # UINT64_MAX: the largest ms and seq of a stream ID
@@ -1064,13 +1064,13 @@ def test_xinfo_stream_errors(r):
     assert error_of(r, "XINFO", "BAD", "x") == "unknown subcommand 'BAD'. Try XINFO HELP."
 
 
-def test_xinfo_help(raw):
+def test_xinfo_help(server, raw):
     expected = (
         b"*9\r\n+XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
         b"+CONSUMERS <key> <groupname>\r\n+    Show consumers of <groupname>.\r\n"
         b"+GROUPS <key>\r\n+    Show the stream consumer groups.\r\n"
         b"+STREAM <key> [FULL [COUNT <count>]\r\n+    Show information about the stream.\r\n"
-        b"+HELP\r\n+    Prints this help.\r\n"
+        b"+HELP\r\n+" + help_footer(server) + b"\r\n"
     )
     assert call(raw, "XINFO", "HELP") == expected
     assert call(raw, "XINFO", "help") == expected

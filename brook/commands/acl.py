@@ -39,7 +39,6 @@ _NO_ACL_FILE: Final = (
     "Redis configuration file set) in order to store users in the Redis configuration.")
 
 _HELP: Final = [
-    "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CAT [<category>]",
     "    List all commands that belong to <category>, or all command categories",
     "    when no category is specified.",
@@ -66,8 +65,6 @@ _HELP: Final = [
     "    List all the registered usernames.",
     "WHOAMI",
     "    Return the current connection username.",
-    "HELP",
-    "    Print this help.",
 ]
 
 container("acl", group="server", acl="@slow", since="6.0.0",
@@ -290,5 +287,5 @@ def acl_save(client: Session, args: list[bytes]) -> bytes:
          summary="Show helpful text about the different subcommands", complexity="O(1)",
          syntax="")
 def acl_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_HELP)
+    return help_reply(args, _HELP)
 

@@ -340,8 +340,8 @@ def client_getredir(client: Session, args: list[bytes]) -> bytes:
     return resp.integer(-1)
 
 
+# Redis's lines for the subcommands Brook has (not CACHING, PAUSE, UNPAUSE and TRACKING).
 _CLIENT_HELP = [
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETREDIR",
     "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
@@ -380,18 +380,18 @@ _CLIENT_HELP = [
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
     "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "TRACKINGINFO",
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
     "    Will not touch LRU/LFU stats when this mode is on.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("client|help", arity=2, flags="loading stale", acl="@slow @connection", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def client_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_CLIENT_HELP)
+    return help_reply(args, _CLIENT_HELP)

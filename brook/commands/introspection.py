@@ -17,6 +17,7 @@ from brook.commands.registry import (
     command,
     container,
     syntax_arguments,
+    text,
 )
 from brook.protocol import resp
 
@@ -259,8 +260,9 @@ def command_getkeysandflags(client: Session, args: list[bytes]) -> bytes:
     )
 
 
+_HELP_FOOTER = ("HELP", "    Print this help.")
+
 _COMMAND_HELP = [
-    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "(no subcommand)",
     "    Return details about all Redis commands.",
     "COUNT",
@@ -277,17 +279,19 @@ _COMMAND_HELP = [
     "    commands are returned.",
     "GETKEYS <full-command>",
     "    Return the keys from a full Redis command.",
-    "HELP",
-    "    Prints this help.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
 ]
 
 
-def help_reply(lines: list[str]) -> bytes:
-    """The reply of every ``X HELP`` subcommand: an array of simple strings."""
-    return resp.array([resp.simple(line) for line in lines])
+def help_reply(args: list[bytes], lines: list[str]) -> bytes:
+    """The reply of every ``X HELP`` (Redis's addReplyHelp): a heading naming the command as
+    the client typed it, upper-cased, the command's own lines, and the HELP entry."""
+    heading = f"{text(args[0]).upper()} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    return resp.array([resp.simple(line) for line in (heading, *lines, *_HELP_FOOTER)])
 
 
 @command("command|help", arity=2, flags="loading stale", acl="@slow @connection",
          since="5.0.0", summary="Returns helpful text about the different subcommands.", syntax="")
 def command_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_COMMAND_HELP)
+    return help_reply(args, _COMMAND_HELP)

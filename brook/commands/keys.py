@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from brook import glob, keyspace
 from brook.commands.args import LONG_MAX, parse_int
+from brook.commands.introspection import help_reply
 from brook.commands.registry import (
     DB_INDEX_OUT_OF_RANGE,
     INVALID_EXPIRE,
@@ -473,8 +474,7 @@ container("object", acl="@slow", since="2.2.3",
           summary="A container for object introspection commands.")
 
 _OBJECT_DOC = dict(flags="readonly", keys=(2, 2, 1), acl="@keyspace @read @slow", syntax="key")
-_OBJECT_HELP = (
-    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+_OBJECT_HELP = [
     "ENCODING <key>",
     "    Return the kind of internal representation used in order to store the value",
     "    associated with a <key>.",
@@ -487,10 +487,7 @@ _OBJECT_HELP = (
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
-)
-_OBJECT_HELP_REPLY = resp.array([resp.simple(line) for line in _OBJECT_HELP])
+]
 
 
 def _lfu_selected(client: Session) -> bool:
@@ -554,4 +551,4 @@ def object_freq(client: Session, args: list[bytes]) -> bytes:
 @command("object|help", arity=2, flags="loading stale", acl="@keyspace @slow", since="6.2.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def object_help(client: Session, args: list[bytes]) -> bytes:
-    return _OBJECT_HELP_REPLY
+    return help_reply(args, _OBJECT_HELP)

@@ -22,7 +22,6 @@ _SYNTAX = "ERR syntax error"
 # A key's share of its database's table beyond the key and the value (brook/memory.py).
 KEY_OVERHEAD = ENTRY_HEADER_BYTES + SLOT_BYTES
 _HELP = [
-    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
     "    Return memory problems reports.",
     "MALLOC-STATS",
@@ -34,8 +33,6 @@ _HELP = [
     "USAGE <key> [SAMPLES <count>]",
     "    Return memory in bytes used by <key> and its value. Nested values are",
     "    sampled up to <count> times (default: 5, 0 means sample all).",
-    "HELP",
-    "    Prints this help.",
 ]
 _EMPTY = (
     "Hi Sam, this instance is empty or is using very little memory, my issues detector can't "
@@ -152,4 +149,4 @@ def memory_malloc_stats(client: Session, args: list[bytes]) -> bytes:
          since="4.0.0", summary="Returns helpful text about the different subcommands.",
          syntax="")
 def memory_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_HELP)
+    return help_reply(args, _HELP)

@@ -83,7 +83,6 @@ def slowlog_reset(client: Session, args: list[bytes]) -> bytes:
 
 
 _SLOWLOG_HELP = [
-    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET [<count>]",
     "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
     "    Entries are made of:",
@@ -93,15 +92,13 @@ _SLOWLOG_HELP = [
     "    Return the length of the slowlog.",
     "RESET",
     "    Reset the slowlog.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("slowlog|help", arity=2, flags="loading stale", acl="@slow", since="6.2.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def slowlog_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_SLOWLOG_HELP)
+    return help_reply(args, _SLOWLOG_HELP)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,7 +247,6 @@ def latency_doctor(client: Session, args: list[bytes]) -> bytes:
 
 
 _LATENCY_HELP = [
-    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
     "    Return a human readable latency analysis report.",
     "GRAPH <event>",
@@ -266,12 +262,10 @@ _LATENCY_HELP = [
     "    Return a cumulative distribution of latencies in the format of a histogram for the "
     "specified command names.",
     "    If no commands are specified then all histograms are replied.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("latency|help", arity=2, flags="loading stale", acl="@slow", since="2.8.13",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def latency_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_LATENCY_HELP)
+    return help_reply(args, _LATENCY_HELP)

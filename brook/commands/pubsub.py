@@ -217,7 +217,6 @@ def pubsub_shardnumsub(client: Session, args: list[bytes]) -> bytes:
 
 
 _PUBSUB_HELP = [
-    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CHANNELS [<pattern>]",
     "    Return the currently active channels matching a <pattern> (default: '*').",
     "NUMPAT",
@@ -229,15 +228,13 @@ _PUBSUB_HELP = [
     "    Return the currently active shard level channels matching a <pattern> (default: '*').",
     "SHARDNUMSUB [<shardchannel> ...]",
     "    Return the number of subscribers for the specified shard level channel(s)",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("pubsub|help", arity=2, flags="loading stale", acl="@slow", since="6.2.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def pubsub_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_PUBSUB_HELP)
+    return help_reply(args, _PUBSUB_HELP)
 
 
 # Shard channels sit where keys do in the request (cluster routing hashes them), but they name

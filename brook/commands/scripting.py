@@ -195,7 +195,6 @@ def script_debug(client: Session, args: list[bytes]) -> bytes:
 
 
 _SCRIPT_HELP = [
-    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DEBUG (YES|SYNC|NO)",
     "    Set the debug mode for subsequent scripts executed.",
     "EXISTS <sha1> [<sha1> ...]",
@@ -210,15 +209,13 @@ _SCRIPT_HELP = [
     "    Kill the currently executing Lua script.",
     "LOAD <script>",
     "    Load a script into the scripts cache without executing it.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("script|help", arity=2, flags="loading stale", acl="@slow @scripting", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def script_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_SCRIPT_HELP)
+    return help_reply(args, _SCRIPT_HELP)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,7 +373,6 @@ def function_kill(client: Session, args: list[bytes]) -> bytes:
 
 
 _FUNCTION_HELP = [
-    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LOAD [REPLACE] <FUNCTION CODE>",
     "    Create a new library with the given library name and code.",
     "DELETE <LIBRARY NAME>",
@@ -385,7 +381,6 @@ _FUNCTION_HELP = [
     "    Return general information on all the libraries:",
     "    * Library name",
     "    * The engine used to run the Library",
-    "    * Library description",
     "    * Functions list",
     "    * Library code (if WITHCODE is given)",
     "    It also possible to get only function that matches a pattern using LIBRARYNAME "
@@ -420,8 +415,6 @@ _FUNCTION_HELP = [
     "      libraries with the new libraries (notice that even on this option there is a "
     "chance of failure",
     "      in case of functions name collision with another library).",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
@@ -429,7 +422,7 @@ _FUNCTION_HELP = [
          since="7.0.0", summary="Returns helpful text about the different subcommands.",
          syntax="")
 def function_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_FUNCTION_HELP)
+    return help_reply(args, _FUNCTION_HELP)
 
 
 def _fcall(client: Session, args: list[bytes], read_only: bool) -> bytes:

@@ -110,7 +110,6 @@ def config_rewrite(client: Session, args: list[bytes]) -> bytes:
 
 
 _CONFIG_HELP = [
-    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET <pattern>",
     "    Return parameters matching the glob-like <pattern> and their values.",
     "SET <directive> <value>",
@@ -119,15 +118,13 @@ _CONFIG_HELP = [
     "    Reset statistics reported by the INFO command.",
     "REWRITE",
     "    Rewrite the configuration file.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("config|help", arity=2, flags="loading stale", acl="@slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def config_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_CONFIG_HELP)
+    return help_reply(args, _CONFIG_HELP)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -659,7 +656,6 @@ _DEBUG_SUBCOMMANDS: dict[bytes, tuple[int, Callable[[Session, list[bytes]], byte
 }
 
 _DEBUG_HELP = [
-    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LOG <message>",
     "    Write <message> to the server log.",
     "OBJECT <key>",
@@ -677,8 +673,6 @@ _DEBUG_HELP = [
     "    blocking ones, which then do not block).",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
@@ -691,7 +685,7 @@ def debug(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(_DEBUG_DISABLED)
     name = args[1].lower()
     if name == b"help" and len(args) == 2:
-        return help_reply(_DEBUG_HELP)
+        return help_reply(args, _DEBUG_HELP)
     entry = _DEBUG_SUBCOMMANDS.get(name)
     if entry is None or entry[0] != len(args):
         raise subcommand_error(args, "DEBUG")

@@ -104,7 +104,6 @@ container("xgroup", group="stream", acl="@slow", since="5.0.0",
           summary="A container for consumer groups commands.")
 
 _XGROUP_HELP: Final = [
-    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CREATE <key> <groupname> <id|$> [option]",
     "    Create a new consumer group. Options are:",
     "    * MKSTREAM",
@@ -119,15 +118,13 @@ _XGROUP_HELP: Final = [
     "    Remove the specified group.",
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("xgroup|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def xgroup_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_XGROUP_HELP)
+    return help_reply(args, _XGROUP_HELP)
 
 
 def _group_options(args: list[bytes], create: bool) -> tuple[bool, int]:

@@ -829,22 +829,19 @@ container("xinfo", group="stream", acl="@slow", since="5.0.0",
           summary="A container for stream introspection commands.")
 
 _XINFO_HELP: Final = [
-    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CONSUMERS <key> <groupname>",
     "    Show consumers of <groupname>.",
     "GROUPS <key>",
     "    Show the stream consumer groups.",
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
-    "HELP",
-    "    Prints this help.",
 ]
 
 
 @command("xinfo|help", arity=2, flags="loading stale", acl="@stream @slow", since="5.0.0",
          summary="Returns helpful text about the different subcommands.", syntax="")
 def xinfo_help(client: Session, args: list[bytes]) -> bytes:
-    return help_reply(_XINFO_HELP)
+    return help_reply(args, _XINFO_HELP)
 
 
 def idmp_fields(client: Session, stream: Stream) -> list[tuple[str, int]]:
