@@ -271,6 +271,30 @@ def test_debug_object(r, raw):
         ), reply
 
 
+def debug_object_fields(raw: RawConnection, key: str) -> dict[str, str]:
+    reply = raw.call("DEBUG", "OBJECT", key).decode()  # type: ignore[union-attr]
+    return dict(item.split(":", 1) for item in reply.split(" ")[1:])
+
+
+@pytest.mark.min_redis(7, 2)  # CLIENT NO-TOUCH
+def test_debug_object_reports_the_keys_access_without_making_one(raw):
+    """DEBUG OBJECT's lru is the key's access field (introspection-2.tcl reads it): reading
+    it is no access, a NO-TOUCH client's GET neither, a GET is."""
+    raw.call("SET", "k", "v")
+    first = debug_object_fields(raw, "k")
+    raw.call("CLIENT", "NO-TOUCH", "ON")
+    time.sleep(1.1)
+    raw.call("GET", "k")
+    later = debug_object_fields(raw, "k")
+    assert later["lru"] == first["lru"]
+    assert int(later["lru_seconds_idle"]) >= 1
+    raw.call("CLIENT", "NO-TOUCH", "OFF")
+    raw.call("GET", "k")
+    touched = debug_object_fields(raw, "k")
+    assert int(touched["lru"]) > int(first["lru"])
+    assert touched["lru_seconds_idle"] == "0"
+
+
 def test_debug_set_active_expire(r):
     r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
     r.set("gone", "v", px=20)

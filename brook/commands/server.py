@@ -587,10 +587,13 @@ def _debug_object(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(NO_SUCH_KEY)
     encoder = ENCODINGS.get(type(value))
     encoding = encoder(value) if encoder is not None else _string_encoding(value)
-    lru_clock = int(time.time()) & ((1 << 24) - 1)
+    # The key's access field as it is (Redis's o->lru: LFU data under an LFU policy), read
+    # without counting as an access.
+    field = client.db.data.access(args[2]) or 0
     return resp.simple(
         f"Value at:0x{id(value):x} refcount:1 encoding:{encoding} "
-        f"serializedlength:{_serialized_length(value)} lru:{lru_clock} lru_seconds_idle:0"
+        f"serializedlength:{_serialized_length(value)} lru:{field} "
+        f"lru_seconds_idle:{client.db.idle_seconds(args[2])}"
     )
 
 
