@@ -293,6 +293,7 @@ class Parameter:
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     sensitive: bool = False
+    hidden: bool = False  # left out of CONFIG GET patterns: read only by its exact name
     multi_arg: bool = False
     clamp: tuple[int, int] | None = None
     parser: Callable[[str, object], object] | None = field(default=None, repr=False)
@@ -555,6 +556,10 @@ PARAMETERS: Final[list[Parameter]] = [
     _int("stream-node-max-entries", 100, 0, LONG_MAX),
     _int("stream-idmp-duration", 100, 1, 86400),
     _int("stream-idmp-maxsize", 100, 1, 10000),
+    # For tests (hidden, as in Redis): a pause after each key saved or loaded, in
+    # microseconds (negative -n: 1 us one time in n).
+    _int("rdb-key-save-delay", 0, INT_MIN, INT_MAX, hidden=True),
+    _int("key-load-delay", 0, INT_MIN, INT_MAX, hidden=True),
 ]
 
 PARAMETERS_BY_NAME: Final[dict[str, Parameter]] = {}
@@ -717,6 +722,8 @@ class Config:
     zset_max_listpack_entries: int
     zset_max_listpack_value: int
     hll_sparse_max_bytes: int
+    rdb_key_save_delay: int
+    key_load_delay: int
 
     def __init__(self) -> None:
         # Called with the canonical name of each changed parameter; may raise ConfigError to
@@ -745,7 +752,8 @@ class Config:
             return {pattern: self.get(pattern)} if pattern.lower() in PARAMETERS_BY_NAME else {}
         matcher = glob.matcher(pattern.encode("utf-8", "surrogateescape"), True)
         return {
-            name: self.get(name) for name in PARAMETERS_BY_NAME if matcher(name.encode())
+            name: self.get(name) for name, param in PARAMETERS_BY_NAME.items()
+            if not param.hidden and matcher(name.encode())
         }
 
     # -- writing -------------------------------------------------------------------------------

@@ -289,6 +289,28 @@ def test_config_set_of_every_parameter_to_its_value_round_trips(r):
     assert {k: after[k] for k in before} == before
 
 
+def test_hidden_parameters_answer_only_to_their_name(r):
+    assert "key-load-delay" not in r.config_get("*")
+    assert "rdb-key-save-delay" not in r.config_get("*delay*")
+    assert r.config_get("key-load-delay") == {"key-load-delay": "0"}
+    assert r.config_get("RDB-KEY-SAVE-DELAY") == {"RDB-KEY-SAVE-DELAY": "0"}
+
+
+def test_rdb_key_save_delay_slows_a_background_save(r, restore_config):
+    """What Redis's tests use to keep a BGSAVE running: a pause after each key."""
+    restore_config("rdb-key-save-delay")
+    r.mset({f"k{i}": "v" for i in range(5)})
+    r.config_set("rdb-key-save-delay", "200000")  # 0.2 s a key
+    started = time.monotonic()
+    r.bgsave()
+    time.sleep(0.3)
+    assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    while r.info("persistence")["rdb_bgsave_in_progress"]:
+        time.sleep(0.05)
+    assert time.monotonic() - started >= 0.9
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+
+
 def test_config_set_port_moves_the_listener(spawn):
     proc = spawn()
     r = redis.Redis(port=proc.port)

@@ -141,7 +141,8 @@ class Persistence:
         started = time.monotonic()
         libraries: list[bytes] = []
         try:
-            self.last_load_keys = load_snapshot(server.keyspace, path, libraries)
+            self.last_load_keys = load_snapshot(server.keyspace, path, libraries,
+                                                server.config.key_load_delay)
             server.scripting.functions.load_libraries(libraries)
         except FunctionError as err:
             raise PersistenceError(f"Fatal error loading the functions of {path}: {err}") from err
@@ -207,7 +208,7 @@ class Persistence:
         started = time.monotonic()
         try:
             write_snapshot(server.keyspace, server.config.dbfilename,
-                           server.scripting.functions.codes())
+                           server.scripting.functions.codes(), server.config.rdb_key_save_delay)
         except OSError as err:  # Redis's rdbSave: the background status stays as it was
             server.log("warning", f"Failed saving the DB: {err.strerror or err}")
             raise
@@ -244,7 +245,8 @@ class Persistence:
         if pid == 0:
             code = 1
             try:
-                write_snapshot(server.keyspace, temp, server.scripting.functions.codes())
+                write_snapshot(server.keyspace, temp, server.scripting.functions.codes(),
+                               server.config.rdb_key_save_delay)
                 code = 0
             finally:
                 os._exit(code)

@@ -33,9 +33,11 @@ import contextlib
 import io
 import os
 import pickle
+import random
 import struct
 import sys
 import tempfile
+import time
 import zlib
 from array import array
 from collections import deque
@@ -158,20 +160,21 @@ class _Writer:
 
 
 def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO,
-                   libraries: Iterable[bytes] = ()) -> None:
+                   libraries: Iterable[bytes] = (), key_delay_us: int = 0) -> None:
     """Write the FUNCTION ``libraries`` (their code) and every database of ``keyspace`` to
     ``target``: a path (written to a temporary file
     in the same directory, synced, then renamed over it, so a crash never leaves half a
     snapshot under the name) or a binary file object (written as is, not closed).
 
     Keys already expired are left out. The keyspace must not change until this returns.
+    ``key_delay_us`` (``rdb-key-save-delay``, for tests) pauses after each key.
     """
     if isinstance(target, (str, os.PathLike)):
         path = Path(target)
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                _write(keyspace, out, libraries)
+                _write(keyspace, out, libraries, key_delay_us)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, path)
@@ -180,10 +183,20 @@ def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO
                 os.unlink(tmp)
             raise
         return
-    _write(keyspace, target, libraries)
+    _write(keyspace, target, libraries, key_delay_us)
 
 
-def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes]) -> None:
+def debug_delay(microseconds: int) -> None:
+    """Redis's debugDelay: sleep ``microseconds``; a negative value -n sleeps 1 us one time in
+    n (shorter sleeps than a system call allows, on average)."""
+    if microseconds < 0:
+        microseconds = 1 if random.randrange(-microseconds) == 0 else 0
+    if microseconds:
+        time.sleep(microseconds / 1e6)
+
+
+def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes],
+           key_delay_us: int = 0) -> None:
     current = now_ms()
     w = _Writer(out)
     w.put(_HEADER.pack(MAGIC, VERSION, 0 if sys.byteorder == "little" else 1, _platform(),
@@ -202,6 +215,8 @@ def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes]) -> Non
         w.u64(len(keys))
         for key in keys:
             _write_key(w, key, db.data[key], expires.get(key, -1))
+            if key_delay_us:
+                debug_delay(key_delay_us)
     w.u8(_OP_END)
     w.flush()
     length = w.length + _TRAILER.size
@@ -392,13 +407,14 @@ class _Reader:
 
 
 def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
-                  libraries: list[bytes] | None = None) -> int:
+                  libraries: list[bytes] | None = None, key_delay_us: int = 0) -> int:
     """Fill ``keyspace`` (normally empty: loaded keys replace existing ones) from a snapshot
     file (or its bytes); returns the number of keys loaded. The code of the FUNCTION libraries
     it holds is appended to ``libraries``.
 
     The whole file is checked (magic, version, platform, length and CRC-32) before any key is
     stored, so on :class:`SnapshotError` for those the keyspace is unchanged.
+    ``key_delay_us`` (``key-load-delay``, for tests) pauses after each key.
     """
     if isinstance(source, (bytes, bytearray)):
         data = bytes(source)
@@ -409,7 +425,8 @@ def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
             raise SnapshotError(f"cannot read snapshot: {err}") from err
     reader = _open(data)
     try:
-        return _load_databases(keyspace, reader, [] if libraries is None else libraries)
+        return _load_databases(keyspace, reader, [] if libraries is None else libraries,
+                               key_delay_us)
     except SnapshotError:
         raise
     except (ValueError, IndexError, KeyError, OverflowError, struct.error, TypeError,
@@ -439,7 +456,8 @@ def _open(data: bytes) -> _Reader:
     return _Reader(data, _HEADER.size, len(data) - _TRAILER.size)
 
 
-def _load_databases(keyspace: Keyspace, r: _Reader, libraries: list[bytes]) -> int:
+def _load_databases(keyspace: Keyspace, r: _Reader, libraries: list[bytes],
+                    key_delay_us: int = 0) -> int:
     loaded = 0
     while True:
         op = r.u8()
@@ -466,6 +484,8 @@ def _load_databases(keyspace: Keyspace, r: _Reader, libraries: list[bytes]) -> i
             if deadline != -1:
                 db.set_expire(key, deadline)
             loaded += 1
+            if key_delay_us:
+                debug_delay(key_delay_us)
 
 
 def _read_value(r: _Reader, kind: int) -> object:
