@@ -96,7 +96,9 @@ def _debug_reload(client: Session, args: list[bytes]) -> bytes:
 
 
 _DEBUG_SUBCOMMANDS[b"reload"] = (2, _debug_reload)
-_DEBUG_HELP[-2:-2] = [
+# In the alphabetical place Redis gives it (before SET-ACTIVE-EXPIRE).
+_RELOAD_AT = next(i for i, line in enumerate(_DEBUG_HELP) if line.startswith("SET-ACTIVE"))
+_DEBUG_HELP[_RELOAD_AT:_RELOAD_AT] = [
     "RELOAD",
     "    Save the snapshot on disk, empty the dataset and reload it from the snapshot.",
 ]
