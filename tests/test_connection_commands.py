@@ -140,3 +140,53 @@ def test_reset_restores_defaults(raw):
     assert raw.request(b"RESET\r\n") == b"+RESET\r\n"
     assert raw.request(b"GET x\r\n") == b"$-1\r\n"  # RESP2 again, not in MULTI
     assert raw.request(b"CLIENT INFO\r\n").split(b" db=")[1].startswith(b"0 ")
+
+
+def _client_info(raw: RawConnection) -> dict[bytes, bytes]:
+    line = raw.call("CLIENT", "INFO").strip()  # type: ignore[union-attr]
+    return dict(item.split(b"=", 1) for item in line.split(b" "))
+
+
+def test_reset_clears_the_connections_state(server, raw):
+    """Redis's clearClientConnectionState: database, RESP version, name, MULTI and WATCH,
+    subscriptions, CLIENT REPLY, NO-EVICT and NO-TOUCH."""
+    raw.call("CLIENT", "SETNAME", "someone")
+    raw.call("SELECT", "3")
+    raw.call("WATCH", "w")
+    server.client().set("w", "changed")  # the WATCH would fail an EXEC
+    assert raw.call("RESET") == b"RESET"
+    info = _client_info(raw)
+    assert (info[b"name"], info[b"db"], info[b"flags"]) == (b"", b"0", b"N")
+    assert raw.call("MULTI") == b"OK"
+    assert raw.call("SET", "w", "mine") == b"QUEUED"
+    assert raw.call("EXEC") == [b"OK"]
+
+
+def test_reset_ends_reply_off_and_subscriptions(raw):
+    raw.send(b"CLIENT REPLY OFF\r\nPING\r\n")
+    assert raw.request(b"RESET\r\n") == b"+RESET\r\n"
+    assert raw.request(b"PING\r\n") == b"+PONG\r\n"
+    raw.call("SUBSCRIBE", "ch")
+    raw.call("PSUBSCRIBE", "p*")
+    assert raw.request(b"RESET\r\n") == b"+RESET\r\n"
+    assert raw.request(b"PING\r\n") == b"+PONG\r\n"  # no longer subscribed
+    info = _client_info(raw)
+    assert (info[b"sub"], info[b"psub"], info[b"flags"]) == (b"0", b"0", b"N")
+
+
+def test_reset_ends_monitor(server, raw):
+    assert raw.call("MONITOR") == b"OK"
+    assert raw.request(b"RESET\r\n") == b"+RESET\r\n"
+    server.client().set("k", "v")
+    assert raw.request(b"PING\r\n") == b"+PONG\r\n"  # no MONITOR line came
+
+
+@pytest.mark.min_redis(7, 2)  # 7.0 kept NO-EVICT
+def test_reset_keeps_the_library_name_and_ends_no_evict_and_no_touch(raw):
+    raw.call("CLIENT", "SETINFO", "lib-name", "redis.py")
+    raw.call("CLIENT", "NO-EVICT", "ON")
+    raw.call("CLIENT", "NO-TOUCH", "ON")
+    assert raw.call("RESET") == b"RESET"
+    info = _client_info(raw)
+    assert (info[b"lib-name"], info[b"flags"]) == (b"redis.py", b"N")
+
