@@ -140,6 +140,34 @@ def test_command_list_filters(raw):
     assert raw.call("COMMAND", "LIST", "FILTERBY", "MODULE", "x") == []
 
 
+def test_command_list_pattern_is_a_redis_glob(raw):
+    """Matched with Redis's glob rules, ignoring case, against commands and subcommands."""
+    def listed(pattern: str) -> set[bytes]:
+        return set(raw.call("COMMAND", "LIST", "FILTERBY", "PATTERN", pattern))
+
+    assert listed("CONFIG|[g-s]et") == {b"config|get", b"config|set"}
+    assert listed("config|*re*") >= {b"config|resetstat", b"config|rewrite"}
+    assert listed("cl*help") >= {b"client|help"}
+    assert listed("set") == {b"set"}
+    assert listed("non_exists*") == set()
+
+
+def test_command_list_errors_and_acl_categories(raw):
+    for request in (b"COMMAND LIST bad_arg\r\n", b"COMMAND LIST FILTERBY bad_arg\r\n",
+                    b"COMMAND LIST FILTERBY bad_arg bad_arg2\r\n",
+                    b"COMMAND LIST FILTERBY PATTERN a b\r\n"):
+        assert raw.request(request) == b"-ERR syntax error\r\n", request
+    assert raw.call("COMMAND", "LIST", "FILTERBY", "ACLCAT", "non_existing_category") == []
+    scripting = raw.call("COMMAND", "LIST", "FILTERBY", "ACLCAT", "SCRIPTING")
+    assert b"eval" in scripting and b"script|kill" in scripting and b"set" not in scripting
+
+
+def test_command_count_docs_and_info_agree(raw):
+    count = raw.call("COMMAND", "COUNT")
+    assert len(raw.call("COMMAND", "DOCS")) == 2 * count
+    assert len(raw.call("COMMAND", "INFO")) == count
+
+
 def test_command_docs_shape(raw):
     docs = raw.call("COMMAND", "DOCS", "set")
     # RESP2: a flat name/doc list; each doc a flat key/value list.

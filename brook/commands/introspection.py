@@ -6,9 +6,9 @@ They read the declarations in the command table, so what ``redis-cli`` shows as 
 
 from __future__ import annotations
 
-import fnmatch
 from typing import TYPE_CHECKING, Any
 
+from brook import glob
 from brook.commands.key_specs import KEY_SPEC_FLAGS, flags_of_keys, has_keys
 from brook.commands.registry import (
     COMMANDS,
@@ -201,7 +201,8 @@ def command_list(client: Session, args: list[bytes]) -> bytes:
     elif kind == b"aclcat":
         selected = [c for c in everything if f"@{value.lower()}" in c.acl_categories]
     elif kind == b"pattern":
-        selected = [c for c in everything if fnmatch.fnmatchcase(c.fullname, value.lower())]
+        matcher = glob.matcher(args[4], nocase=True)
+        selected = [c for c in everything if matcher(c.fullname.encode())]
     else:
         raise CommandError("ERR syntax error")
     return resp.array_of_bulks(c.fullname.encode() for c in selected)
