@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -730,6 +731,8 @@ class Config:
         # refuse a value it cannot apply (CONFIG SET then restores every changed parameter).
         self.listeners: list[Callable[[str], None]] = []
         self.config_file: str | None = None  # absolute path, for CONFIG REWRITE and INFO
+        # INFO's executable: made absolute now, before a "dir" setting changes directory.
+        self.executable = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
         # ``user <name> <rule> ...`` lines (the server applies them once its commands exist),
         # and what CONFIG REWRITE writes for users (the server's ACL LIST, set by the server).
         self.user_lines: list[list[str]] = []

@@ -10,13 +10,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
 import redis
 
 from tests import test_config as shared
-from tests.conftest import RawConnection, help_footer
+from tests.conftest import RawConnection, free_port, help_footer, wait_for_port
 from tests.test_config import encode, exchange
 
 # Fixtures shared with the configuration tests.
@@ -103,6 +104,28 @@ def test_info_fields_tools_read(server, r):
     assert info["aof_enabled"] == "0"
     assert int(info["connected_clients"]) >= 1
     assert int(info["total_connections_received"]) >= 1
+
+
+def test_info_executable_is_absolute_from_the_start(tmp_path):
+    """A server started by a relative path with a relative ``dir``: INFO's executable is the
+    program's absolute path taken at start, not resolved again in the data directory."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "data").mkdir()
+    program = tmp_path / "bin" / "brook-server"
+    program.write_text(f"#!{sys.executable}\nfrom brook.cli import main\nmain()\n")
+    program.chmod(0o755)
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(["bin/brook-server", "--port", str(port), "--dir", "data"],
+                                   cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, process, log_path)
+        report = fields(info_text(redis.Redis(port=port), "server"))
+        assert report["executable"] == str(program)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @pytest.mark.brook_only

@@ -11,7 +11,6 @@ import os
 import platform
 import re
 import resource
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -178,7 +177,7 @@ def _section_server(server: Server) -> list[str]:
         f"hz:{config.hz}",
         f"configured_hz:{config.hz}",
         f"lru_clock:{int(now) & ((1 << 24) - 1)}",
-        f"executable:{os.path.abspath(sys.argv[0])}",
+        f"executable:{config.executable}",
         f"config_file:{config.config_file or ''}",
         "io_threads_active:0",
         *server.listening.info_lines(config.bind, config.port),
