@@ -125,6 +125,8 @@ class Dispatcher:
         server = self.server
         table = self.table
         slowlog_threshold = server.slowlog_threshold
+        # slowlog-log-slower-than 0 logs every command, in order: each fast one is timed too.
+        share_fast_time = slowlog_threshold > 0.0
         out = session.out
         ready = server.keyspace.ready
         # maxmemory: while the estimate is within the limit, writes stay on this path (the
@@ -189,7 +191,7 @@ class Dispatcher:
                 # see Session.refresh_mode). This is invoke and account, written out: a call
                 # per request is a tenth of a small command's cost here.
                 last_cmd = cmd
-                fast = cmd.is_fast
+                fast = cmd.is_fast and share_fast_time
                 if not fast and not clock:
                     clock = perf()
                 dirty = server.dirty

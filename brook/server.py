@@ -164,7 +164,9 @@ class Server:
         # (monotonic time, commands, input bytes, output bytes), one sample per cron tick.
         self.ops_samples: deque[tuple[float, int, int, int]] = deque(maxlen=16)
         self.reset_stats()
-        self.slowlog: deque[SlowlogEntry] = deque(maxlen=config.slowlog_max_len)
+        # At most slowlog-max-len entries; a limit of 0 turns the log off and leaves it as it
+        # is (Redis 7.2+ trims it only while on).
+        self.slowlog: deque[SlowlogEntry] = deque()
         self.slowlog_next_id = 0
         # The connection times every command and calls slowlog_add() above this many seconds:
         # the lower of the slow log and latency monitor thresholds.
@@ -218,7 +220,8 @@ class Server:
         elif name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self._update_thresholds()
         elif name == "slowlog-max-len":
-            self.slowlog = deque(self.slowlog, maxlen=config.slowlog_max_len)
+            while config.slowlog_max_len and len(self.slowlog) > config.slowlog_max_len:
+                self.slowlog.pop()
         elif name == "requirepass":
             self.acl.set_default_password(config.requirepass)
             self.acl_user_changed(self.acl.default)
@@ -510,10 +513,14 @@ class Server:
         as a latency sample, whichever thresholds it reached."""
         if "skip_slowlog" in cmd.flags:
             return  # EXEC: the commands it ran are logged one by one
-        if elapsed >= self._slowlog_seconds and self.slowlog.maxlen:
+        max_len = self.config.slowlog_max_len
+        if elapsed >= self._slowlog_seconds and max_len:
             shown = _redact(cmd, args)
-            self.slowlog.appendleft(SlowlogEntry(self.slowlog_next_id, int(elapsed * 1e6), shown, client))
+            slowlog = self.slowlog
+            slowlog.appendleft(SlowlogEntry(self.slowlog_next_id, int(elapsed * 1e6), shown, client))
             self.slowlog_next_id += 1
+            while len(slowlog) > max_len:
+                slowlog.pop()
         threshold_ms = self.config.latency_monitor_threshold
         latency_ms = int(elapsed * 1000)
         if threshold_ms > 0 and latency_ms >= threshold_ms:

@@ -417,6 +417,52 @@ def test_slowlog_records_commands(r):
     assert len(r.execute_command("SLOWLOG", "GET", "-1")) == length + 1  # + SLOWLOG LEN itself
 
 
+def logged(r: redis.Redis) -> list[list[bytes]]:
+    """The slow log's commands, oldest first."""
+    return [entry[3] for entry in reversed(r.execute_command("SLOWLOG", "GET", "-1"))]
+
+
+def test_slowlog_logs_every_command_of_a_pipeline_in_order(server, r):
+    """With a threshold of 0 every command is logged, fast ones sent together included, in
+    the order they ran (a MULTI before the commands its EXEC runs)."""
+    r.config_set("slowlog-log-slower-than", "0")
+    raw = RawConnection(server.port)
+    r.execute_command("SLOWLOG", "RESET")
+    raw.send(encode(b"PING") + encode(b"GET", b"a") + encode(b"ECHO", b"x") + encode(b"MULTI")
+             + encode(b"INCR", b"n") + encode(b"EXEC"))
+    raw.read(b"*1\r\n:1\r\n", timeout=5)
+    assert logged(r) == [[b"SLOWLOG", b"RESET"], [b"PING"], [b"GET", b"a"], [b"ECHO", b"x"],
+                         [b"MULTI"], [b"INCR", b"n"]]
+    raw.close()
+
+
+def test_slowlog_shows_commands_as_sent(server, r):
+    """Commands Redis propagates rewritten (SPOP as DEL, GETSET as SET, INCRBYFLOAT as SET,
+    a served BLPOP as LPOP) are logged as the client sent them."""
+    r.config_set("slowlog-log-slower-than", "0")
+    r.sadd("set", "a", "b", "c")
+    r.set("f", "0")
+    r.execute_command("SLOWLOG", "RESET")
+    r.execute_command("SPOP", "set", "10")
+    r.execute_command("GETSET", "a", "5")
+    r.execute_command("INCRBYFLOAT", "f", "1.0")
+    r.execute_command("SET", "k", "v", "EX", "100")
+    assert logged(r)[1:] == [[b"SPOP", b"set", b"10"], [b"GETSET", b"a", b"5"],
+                             [b"INCRBYFLOAT", b"f", b"1.0"], [b"SET", b"k", b"v", b"EX", b"100"]]
+    waiter = RawConnection(server.port)
+    waiter.send(encode(b"BLPOP", b"l", b"0"))
+    deadline = time.monotonic() + 5
+    while r.info("clients")["blocked_clients"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pipe = r.pipeline(transaction=True)
+    pipe.lpush("l", "foo")
+    r.execute_command("SLOWLOG", "RESET")
+    pipe.execute()
+    assert waiter.read(b"foo\r\n", timeout=5).endswith(b"foo\r\n")
+    assert logged(r)[-2:] == [[b"LPUSH", b"l", b"foo"], [b"BLPOP", b"l", b"0"]]
+    waiter.close()
+
+
 def test_slowlog_threshold_and_disable(r):
     r.config_set("slowlog-log-slower-than", "-1")
     r.execute_command("DEBUG", "SLEEP", "0.02")
@@ -441,7 +487,7 @@ def test_slowlog_get_count_and_reset(r):
     assert r.execute_command("SLOWLOG", "LEN") <= 1
 
 
-def test_slowlog_max_len(r):
+def test_slowlog_max_len(server, r):
     r.config_set("slowlog-max-len", "3")
     r.config_set("slowlog-log-slower-than", "0")
     for i in range(6):
@@ -449,7 +495,19 @@ def test_slowlog_max_len(r):
     assert r.execute_command("SLOWLOG", "LEN") == 3
     r.config_set("slowlog-max-len", "0")
     r.echo("x")
-    assert r.execute_command("SLOWLOG", "LEN") == 0
+    # A limit of 0 turns the log off; since Redis 7.2 what it held stays.
+    assert r.execute_command("SLOWLOG", "LEN") == (3 if server.version >= (7, 2) else 0)
+
+
+def test_slowlog_max_len_lowered_trims_the_oldest(r):
+    r.config_set("slowlog-max-len", "5")
+    r.config_set("slowlog-log-slower-than", "0")
+    for i in range(5):
+        r.echo(str(i))
+    r.config_set("slowlog-log-slower-than", "1000000")
+    r.config_set("slowlog-max-len", "2")
+    assert [e[3] for e in r.execute_command("SLOWLOG", "GET")] == [[b"ECHO", b"4"],
+                                                                 [b"ECHO", b"3"]]
 
 
 def test_slowlog_long_arguments_are_trimmed(r):
