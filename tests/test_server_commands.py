@@ -16,6 +16,7 @@ import time
 import pytest
 import redis
 
+from brook.commands.registry import latency_at_percentile, latency_index, latency_index_range
 from tests import test_config as shared
 from tests.conftest import RawConnection, free_port, help_footer, wait_for_port
 from tests.test_config import encode, exchange
@@ -664,6 +665,41 @@ def test_latency_histogram_follows_latency_tracking(raw, r, restore_config):
     r.config_set("latency-tracking", "yes")
     raw.call("GET", "a")
     assert histograms(raw, "get")[b"get"][0] == 1
+
+
+def test_latency_histogram_buckets_are_redis_hdr_buckets():
+    """The bucket tops Redis reports (seen from Redis: a 10 ms sleep at 16908 us, 0.3 s at
+    541065 us, a short SET at 16 us)."""
+    assert [latency_index_range((4 + k) << 7)[1] // 1000 for k in (0, 1, 4, 14, 19)] == [
+        1, 2, 16, 16908, 541065]
+    for nanoseconds in (1, 255, 256, 1031, 1032, 10_000_000, 300_000_000, 10**9, 10**12):
+        lowest, highest = latency_index_range(latency_index(nanoseconds))
+        assert lowest <= min(nanoseconds, 10**9) <= highest
+    counts = {latency_index(n): 1 for n in (1000, 2000, 3000, 4000)}
+    assert latency_at_percentile(counts, 50) == 2007  # the 2nd of 4, its bucket's top
+    assert latency_at_percentile(counts, 100) == 4015
+    assert latency_at_percentile(counts, 0) == 1000
+
+
+def test_info_latencystats(raw, r, restore_config):
+    restore_config("latency-tracking-info-percentiles")
+    raw.call("CONFIG", "RESETSTAT")
+    for _ in range(3):
+        raw.call("GET", "a")
+    report = fields(info_text(r, "latencystats"))
+    p50, p99, p999 = (float(v.split("=")[1]) for v in report["latency_percentiles_usec_get"]
+                      .split(","))
+    assert report["latency_percentiles_usec_get"].startswith("p50=")
+    assert ",p99=" in report["latency_percentiles_usec_get"]
+    assert 0 < p50 <= p99 <= p999
+    for usec in (p50, p99, p999):  # a bucket's top, in microseconds with three decimals
+        nanoseconds = round(usec * 1000)
+        assert latency_index_range(latency_index(nanoseconds))[1] == nanoseconds
+    r.config_set("latency-tracking-info-percentiles", "0 99.99")
+    line = fields(info_text(r, "latencystats"))["latency_percentiles_usec_get"]
+    assert re.fullmatch(r"p0=\d+\.\d{3},p99\.99=\d+\.\d{3}", line), line
+    assert "Latencystats" not in titles(info_text(r))
+    assert "Latencystats" in titles(info_text(r, "everything"))
 
 
 def test_latency_help(raw):

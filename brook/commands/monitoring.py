@@ -9,7 +9,7 @@ commandstats (Command.record_latency).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import parse_int
 from brook.commands.introspection import find_command, help_reply
@@ -19,7 +19,7 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
-    latency_level_usec,
+    latency_index_range,
     subcommand_error,
 )
 from brook.protocol import resp
@@ -166,16 +166,24 @@ def latency_graph(client: Session, args: list[bytes]) -> bytes:
     return resp.encode(resp.Verbatim(("\n".join(lines) + "\n").encode()), client.protocol)
 
 
+# LATENCY HISTOGRAM's levels: the histogram indices of 2**(10+k) ns, k = 0..20 (1 s is below
+# the last), each shown as the microseconds its bucket reaches.
+_LEVELS: Final = [((4 + k) << 7, latency_index_range((4 + k) << 7)[1] // 1000) for k in range(21)]
+
+
 def _histogram(cmd: Command) -> resp.Map:
     """One command's runs: how many, and how many took at most each level's microseconds
     (cumulative; the levels that add none are left out, as in Redis)."""
-    counts = cmd.latency_counts or []
+    counts = sorted((cmd.latency_counts or {}).items())
     levels: dict[int, int] = {}
-    total = 0
-    for level, count in enumerate(counts):
-        if count:
-            total += count
-            levels[latency_level_usec(level)] = total
+    total = position = 0
+    for last_index, usec in _LEVELS:
+        below = total
+        while position < len(counts) and counts[position][0] <= last_index:
+            total += counts[position][1]
+            position += 1
+        if total > below:
+            levels[usec] = total
     return resp.Map({"calls": total, "histogram_usec": resp.Map(levels)})
 
 

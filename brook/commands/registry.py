@@ -63,27 +63,41 @@ def subcommand_error(args: list[bytes], container_name: str) -> CommandError:
                         f"Try {container_name} HELP.")
 
 
-# Redis keeps a histogram of each command's run times (1 ns to 1 s, two significant digits) and
-# reports it at power-of-two levels from 1024 ns: level k holds the runs of at most
-# 2**(10+k) + 2**(3+k) - 1 ns (the top of that value's sub-bucket), shown in whole microseconds.
-LATENCY_LEVELS: Final = 21
+# Run times, as Redis's per-command histogram keeps them (HdrHistogram, 1 ns to 1 s, two
+# significant digits): a value's bucket b holds values of b + 8 bits, at a resolution of 2**b
+# ns; its index is b * 128 plus the value's top 8 bits (values below 256 ns are exact). LATENCY
+# HISTOGRAM reads it at power-of-two levels from 1024 ns; INFO latencystats at percentiles.
 _LATENCY_MAX_NS: Final = 1_000_000_000
 
 
-def latency_level(nanoseconds: int) -> int:
-    """The reporting level of a run of ``nanoseconds`` (clamped to 1 ns .. 1 s as Redis)."""
-    if nanoseconds <= 1031:
-        return 0
-    nanoseconds = min(nanoseconds, _LATENCY_MAX_NS)
-    level = nanoseconds.bit_length() - 11
-    if nanoseconds > (1 << (10 + level)) + (1 << (3 + level)) - 1:
-        level += 1
-    return level
+def latency_index(nanoseconds: int) -> int:
+    """The histogram index of a run of ``nanoseconds`` (clamped to 1 ns .. 1 s as Redis)."""
+    value = min(max(nanoseconds, 1), _LATENCY_MAX_NS)
+    bucket = (value | 0xFF).bit_length() - 8
+    return (bucket << 7) + (value >> bucket)
 
 
-def latency_level_usec(level: int) -> int:
-    """The microseconds LATENCY HISTOGRAM shows for a level."""
-    return ((1 << (10 + level)) + (1 << (3 + level)) - 1) // 1000
+def latency_index_range(index: int) -> tuple[int, int]:
+    """The lowest and highest nanoseconds an index stands for."""
+    if index < 256:
+        return index, index
+    bucket = (index >> 7) - 1
+    lowest = ((index & 0x7F) + 128) << bucket
+    return lowest, lowest + (1 << bucket) - 1
+
+
+def latency_at_percentile(counts: dict[int, int], percentile: float) -> int:
+    """The nanoseconds at ``percentile`` of a histogram (HdrHistogram's value at percentile:
+    the top of the bucket where the count reaches it; the bottom for the 0th)."""
+    total = sum(counts.values())
+    wanted = max(int(min(percentile, 100.0) / 100 * total + 0.5), 1)
+    seen = 0
+    for index, count in sorted(counts.items()):
+        seen += count
+        if seen >= wanted:
+            lowest, highest = latency_index_range(index)
+            return lowest if percentile == 0.0 else highest
+    return 0
 
 
 class Command:
@@ -175,8 +189,9 @@ class Command:
         self.seconds = 0.0  # time spent running it (INFO commandstats usec)
         self.rejected_calls = 0
         self.failed_calls = 0
-        # LATENCY HISTOGRAM: runs per reporting level (latency_level), None until the first.
-        self.latency_counts: list[int] | None = None
+        # LATENCY HISTOGRAM and INFO latencystats: runs per histogram index (latency_index),
+        # None until the first.
+        self.latency_counts: dict[int, int] | None = None
         # movablekeys commands (XREAD...): (argc, args) -> key indices, found by keyword.
         self.find_keys: Callable[[int, list[bytes]], list[int]] | None = None
         self.key_keyword: str | None = None  # the keyword its keys follow (key specs)
@@ -203,8 +218,9 @@ class Command:
         latencystats."""
         counts = self.latency_counts
         if counts is None:
-            counts = self.latency_counts = [0] * LATENCY_LEVELS
-        counts[latency_level(int(seconds * 1e9))] += calls
+            counts = self.latency_counts = {}
+        index = latency_index(int(seconds * 1e9))
+        counts[index] = counts.get(index, 0) + calls
 
     def reset_stats(self) -> None:
         self.calls = self.rejected_calls = self.failed_calls = 0

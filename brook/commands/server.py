@@ -28,6 +28,7 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
+    latency_at_percentile,
     subcommand_error,
 )
 from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
@@ -400,6 +401,28 @@ def _section_commandstats(server: Server) -> list[str]:
     return lines
 
 
+def _percentile_label(percentile: float) -> str:
+    """A percentile as Redis names it (``%f`` without trailing zeros): 50, 99, 99.9."""
+    return f"{percentile:f}".rstrip("0").rstrip(".")
+
+
+def _section_latencystats(server: Server) -> list[str]:
+    """Each command's run times at latency-tracking-info-percentiles, in microseconds."""
+    config = server.config
+    if not config.latency_tracking:
+        return []
+    lines = []
+    for cmd in COMMANDS.values():
+        for entry in (cmd, *cmd.subcommands.values()):
+            counts = entry.latency_counts
+            if counts is not None:
+                values = ",".join(
+                    f"p{_percentile_label(p)}={latency_at_percentile(counts, p) / 1000:.3f}"
+                    for p in config.latency_tracking_info_percentiles)
+                lines.append(f"latency_percentiles_usec_{entry.fullname}:{values}")
+    return lines
+
+
 def _section_errorstats(server: Server) -> list[str]:
     return [f"errorstat_{code}:count={count}" for code, count in sorted(server.errorstats.items())]
 
@@ -445,6 +468,7 @@ _SECTIONS: list[tuple[str, bool, str, Callable[[Server], list[str]]]] = [
     ("modules", True, "Modules", lambda server: []),
     ("commandstats", False, "Commandstats", _section_commandstats),
     ("errorstats", True, "Errorstats", _section_errorstats),
+    ("latencystats", False, "Latencystats", _section_latencystats),
     ("cluster", True, "Cluster", lambda server: ["cluster_enabled:0"]),
     ("keyspace", True, "Keyspace", _section_keyspace),
 ]
