@@ -515,7 +515,7 @@ PARAMETERS: Final[list[Parameter]] = [
     _int("min-replicas-to-write", 0, 0, INT_MAX, aliases=("min-slaves-to-write",)),
     _int("min-replicas-max-lag", 10, 0, INT_MAX, aliases=("min-slaves-max-lag",)),
     _str("masterauth", "", sensitive=True),
-    _str("masteruser", ""),
+    _str("masteruser", "", sensitive=True),
     # Monitoring
     _int("slowlog-log-slower-than", 10000, -1, LONG_MAX),
     _int("slowlog-max-len", 128, 0, LONG_MAX),

@@ -933,10 +933,13 @@ def _is_waiting(client: Session) -> bool:
 
 
 def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
-    """Hide secrets from the slow log as Redis does: AUTH's arguments, HELLO's AUTH pair and
-    sensitive CONFIG SET values become ``(redacted)``."""
+    """Hide secrets from the slow log and MONITOR as Redis does: AUTH's arguments, HELLO's
+    AUTH pair, sensitive CONFIG SET values and the users and rules of ACL SETUSER, GETUSER
+    and DELUSER become ``(redacted)``."""
     if cmd.name == "auth":
         return [args[0]] + [REDACTED] * (len(args) - 1)
+    if cmd.fullname in ("acl|setuser", "acl|deluser", "acl|getuser"):
+        return args[:2] + [REDACTED] * (len(args) - 2)
     if cmd.name == "hello":
         shown = list(args)
         position = 2

@@ -532,6 +532,27 @@ def test_slowlog_hides_sensitive_values(r, restore_config):
     assert config_entry[3][3] == b"(redacted)"
 
 
+def test_slowlog_hides_acl_users_and_rules(server, r, restore_config):
+    """ACL SETUSER's user and rules are redacted (even when it fails), since Redis 7.4 those
+    of GETUSER and DELUSER too; masteruser is a sensitive parameter."""
+    restore_config("masteruser")
+    r.config_set("slowlog-log-slower-than", "0")
+    r.execute_command("SLOWLOG", "RESET")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("ACL", "SETUSER", "slowlog test user", "+get", "+set")
+    r.config_set("masteruser", "")
+    r.execute_command("ACL", "SETUSER", "slowlog-test-user", "+get", "+set")
+    r.execute_command("ACL", "GETUSER", "slowlog-test-user")
+    r.execute_command("ACL", "DELUSER", "slowlog-test-user", "non-existing-user")
+    hidden = b"(redacted)"
+    entries = logged(r)
+    assert entries[1] == [b"ACL", b"SETUSER", hidden, hidden, hidden]
+    assert entries[2] == [b"CONFIG", b"SET", b"masteruser", hidden]
+    assert entries[3] == [b"ACL", b"SETUSER", hidden, hidden, hidden]
+    if server.version >= (7, 4):
+        assert entries[4:6] == [[b"ACL", b"GETUSER", hidden], [b"ACL", b"DELUSER", hidden, hidden]]
+
+
 def test_slowlog_hides_passwords(r, raw):
     r.config_set("slowlog-log-slower-than", "0")
     exchange(raw, b"AUTH foo\r\n")
