@@ -723,6 +723,25 @@ def test_info_latencystats(raw, r, restore_config):
     assert "Latencystats" in titles(info_text(r, "everything"))
 
 
+def test_latency_of_the_expire_cycle(r, restore_config):
+    """A cycle of active expiry that takes the threshold or longer is an ``expire-cycle``
+    event (here: freeing a set of half a million members)."""
+    restore_config("latency-monitor-threshold")
+    members = [str(i) for i in range(500_000)]
+    for start in range(0, len(members), 50_000):
+        r.sadd("big", *members[start:start + 50_000])
+    r.config_set("latency-monitor-threshold", "1")
+    r.execute_command("LATENCY", "RESET")
+    r.pexpire("big", 50)
+    deadline = time.monotonic() + 5
+    while r.dbsize() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert r.dbsize() == 0
+    events = {event[0]: event for event in r.execute_command("LATENCY", "LATEST")}
+    assert events[b"expire-cycle"][2] >= 1
+    assert r.execute_command("LATENCY", "GRAPH", "expire-cycle").startswith(b"expire-cycle - high")
+
+
 def test_latency_help(raw):
     reply = exchange(raw, b"LATENCY HELP\r\n")
     assert reply.split(b"\r\n")[1] == (
