@@ -80,6 +80,13 @@ def test_command_getkeysandflags(raw):
     assert keys_and_flags("ZUNIONSTORE", "d", "2", "a", "b") == [
         [b"d", [b"OW", b"update"]], [b"a", [b"RO", b"access"]], [b"b", [b"RO", b"access"]]]
     assert keys_and_flags("EXISTS", "a") == [[b"a", [b"RO"]]]
+    # BITFIELD reads only with nothing but complete GET and OVERFLOW operations.
+    assert keys_and_flags("BITFIELD", "k", "GET", "u8", "0", "OVERFLOW", "WRAP") == [
+        [b"k", [b"RO", b"access"]]]
+    for writes in (("SET", "u8", "0", "1"), ("GET", "u8"), ("GET", "u8", "0", "INCRBY", "u8",
+                                                           "0", "1")):
+        assert keys_and_flags("BITFIELD", "k", *writes) == [
+            [b"k", [b"RW", b"access", b"update"]]], writes
 
 
 def test_command_getkeysandflags_resp3(raw):
@@ -318,6 +325,10 @@ def test_help_replies_match_real_redis(server, redis_process):
             "COMMAND", "LIST", "FILTERBY", "PATTERN", container_name + b"|*")}
         mine = ours.call(container_name, "HELP")
         real = theirs.call(container_name, "HELP")
+        if not isinstance(real, list):  # CLUSTER HELP without cluster support: an error
+            if str(mine) != str(real):
+                differences.append(container_name.decode())
+            continue
         kept = [line for entry in _help_entries(real)
                 if entry[0].split(b" ")[0] in subcommands
                 or not entry[0].split(b" ")[0].replace(b"-", b"").isalpha()  # "(no subcommand)"

@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import Final
 
 from brook.acl.rules import READ, WRITE
-from brook.commands.key_specs import KEY_SPEC_FLAGS
+from brook.commands.key_specs import KEY_SPEC_FLAGS, bitfield_reads_only, set_reads
 from brook.commands.registry import Command
 
 __all__ = ["KEY_ACCESS", "key_needs", "needs_of", "single_key"]
 
 _FLAGS: Final = {"R": READ, "W": WRITE, "RW": READ | WRITE, "-": 0}
-_BITFIELD_READS: Final = frozenset({b"get", b"overflow"})
 
 
 def _access(flags: str) -> str:
@@ -71,27 +70,12 @@ def needs_of(cmd: Command, args: list[bytes]) -> tuple[int, int]:
     name = cmd.fullname
     if name == "set":
         # Only SET ... GET reads the key (Redis's setGetKeys).
-        need = WRITE | (READ if len(args) > 3 and _set_reads(args) else 0)
+        need = WRITE | (READ if len(args) > 3 and set_reads(args) else 0)
         return need, need
-    if name == "bitfield" and _bitfield_reads_only(args):
+    if name == "bitfield" and bitfield_reads_only(args):
         return READ, READ
     needs = _NEEDS.get(name)
     if needs is None:
         need = READ | WRITE if cmd.is_write else READ
         return need, need
     return needs
-
-
-def _set_reads(args: list[bytes]) -> bool:
-    return any(arg.lower() == b"get" for arg in args[3:])
-
-
-def _bitfield_reads_only(args: list[bytes]) -> bool:
-    """BITFIELD with only GET and OVERFLOW operations (Redis's bitfieldGetKeys)."""
-    position = 2
-    while position < len(args):
-        operation = args[position].lower()
-        if operation not in _BITFIELD_READS:
-            return False
-        position += 3 if operation == b"get" else 2
-    return True

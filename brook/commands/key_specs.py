@@ -221,19 +221,37 @@ KEY_SPEC_FLAGS: Final[dict[str, tuple[str, ...]]] = {
 # Redis's order of the flags in a reply (addReplyFlagsForKeyArgs).
 _ORDER: Final = ("RW", "RO", "OW", "RM", "access", "update", "insert", "delete", "not_key",
                  "incomplete", "variable_flags")
-_BITFIELD_READS: Final = frozenset({b"get", b"overflow"})
+
+
+def set_reads(args: list[bytes]) -> bool:
+    """Whether SET reads its key: only with GET (Redis's setGetKeys)."""
+    return any(arg.lower() == b"get" for arg in args[3:])
+
+
+def bitfield_reads_only(args: list[bytes]) -> bool:
+    """Whether BITFIELD only reads: nothing but complete GET and OVERFLOW operations (Redis's
+    bitfieldGetKeys; anything else, a malformed one too, counts as a write)."""
+    position = 2
+    while position < len(args):
+        operation = args[position].lower()
+        remaining = len(args) - position - 1
+        if operation == b"get" and remaining >= 2:
+            position += 3
+        elif operation == b"overflow" and remaining >= 1:
+            position += 2
+        else:
+            return False
+    return True
 
 
 def flags_of_keys(name: str, is_write: bool, args: list[bytes], count: int) -> list[list[str]]:
     """The flags of each of the ``count`` keys a request ``args`` names, in key order."""
     if name == "set":
         # SET ... GET reads the old value; without GET the value is overwritten unread.
-        reads = any(arg.lower() == b"get" for arg in args[3:])
-        return [["RW", "access", "update"] if reads else ["OW", "update"]] * count
+        return [["RW", "access", "update"] if set_reads(args) else ["OW", "update"]] * count
     if name == "bitfield":
-        reads_only = all(args[i].lower() in _BITFIELD_READS
-                         for i in range(2, len(args)) if args[i].isalpha())
-        return [["RO", "access"] if reads_only else ["RW", "access", "update"]] * count
+        return [["RO", "access"] if bitfield_reads_only(args) else ["RW", "access", "update"]
+                ] * count
     declared = KEY_SPEC_FLAGS.get(name)
     if declared is None:
         declared = ("RW access update",) if is_write else ("RO access",)
