@@ -51,6 +51,9 @@ NULL3: Final = resp.NULL3
 
 MUST_BE_POSITIVE: Final = "ERR value is out of range, must be positive"
 INDEX_OUT_OF_RANGE: Final = "ERR index out of range"
+RANK_RANGE: Final = (
+    f"ERR value is out of range, value must between {-LONG_MAX} and {LONG_MAX}"
+)
 RANK_ZERO: Final = (
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list"
@@ -666,6 +669,8 @@ def _lpos_options(args: list[bytes]) -> tuple[int, int, int]:
         has_value = position + 1 < len(args)
         if option == b"rank" and has_value:
             rank = parse_int(args[position + 1])
+            if rank == LONG_MIN:  # Redis 7.2+: -LONG_MIN would overflow its negation
+                raise CommandError(RANK_RANGE)
             if rank == 0:
                 raise CommandError(RANK_ZERO)
         elif option == b"count" and has_value:
@@ -698,15 +703,12 @@ def lpos(client: Session, args: list[bytes]) -> bytes:
     found = _read_list(client.db, args[1])
     if found is None:
         return resp.EMPTY_ARRAY if count != -1 else resp.null(client.protocol)
-    # Redis negates a negative rank in a C long: -LONG_MIN stays LONG_MIN, so every match
-    # qualifies and COUNT never stops the scan (what the 7.0 server answers).
-    wraps = rank == LONG_MIN
-    skip = 0 if wraps else abs(rank) - 1
+    skip = abs(rank) - 1
     positions = _match_positions(found, args[2], rank < 0, maxlen)
     if count == -1:
         first = next(islice(positions, skip, None), None)
         return resp.null(client.protocol) if first is None else resp.integer(first)
-    stop = None if count == 0 or wraps else skip + count
+    stop = None if count == 0 else skip + count
     return _integers(list(islice(positions, skip, stop)))
 
 
