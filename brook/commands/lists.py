@@ -34,7 +34,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
-from brook.notify import GENERIC, LIST, emptied, notify, written
+from brook.notify import GENERIC, LIST, created, emptied, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
@@ -85,11 +85,13 @@ def _write_list(db: Database, key: bytes) -> ListValue | None:
     return of_type(db.lookup(key), ListValue)  # type: ignore[return-value]
 
 
-def _write_list_or_create(db: Database, key: bytes) -> ListValue:
+def _write_list_or_create(client: Session, key: bytes) -> ListValue:
     """The general path of a push: expiry, WRONGTYPE, and a new empty list for a missing key
     (the caller adds to it at once, so no empty list is ever visible)."""
+    db = client.db
     found = _write_list(db, key)
     if found is None:
+        created(client, key)
         found = db.data[key] = ListValue()  # lookup removed any expired value and its TTL
     return found
 
@@ -176,7 +178,7 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(db, key)
+        found = _write_list_or_create(client, key)
     else:
         db.data.touch(key)
     head = found.left  # a long list's loose head, reversed: its last element is the first
@@ -201,7 +203,7 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(db, key)
+        found = _write_list_or_create(client, key)
     else:
         db.data.touch(key)
     tail = found.right  # a long list's loose tail
@@ -368,7 +370,7 @@ def move_reply(client: Session, source: bytes, destination: bytes, from_left: bo
     target = _write_list(db, destination)
     element = found.popleft() if from_left else found.pop()
     if target is None:
-        target = _write_list_or_create(db, destination)
+        target = _write_list_or_create(client, destination)
     if to_left:
         target.appendleft(element)
     else:
@@ -464,7 +466,7 @@ def movem_reply(client: Session, source: bytes, destination: bytes, from_left: b
     else:
         arranged = popped if from_left else popped[::-1]
     if target is None:
-        target = _write_list_or_create(db, destination)
+        target = _write_list_or_create(client, destination)
     if to_left:
         target.extendleft(arranged[::-1])
     else:
