@@ -491,6 +491,22 @@ def test_xreadgroup_dirty_counts_new_entries_not_history(r):
     assert _dirty(r) == before + 1
 
 
+@pytest.mark.min_redis(7, 2)
+def test_active_time_only_for_reads_into_the_pel(five):
+    # active-time (XINFO CONSUMERS "inactive") is the last read that added entries to the PEL:
+    # a NOACK read or a history read leaves it as it was.
+    r = five
+    read(r, "g", "quiet", "s", ">", "NOACK", "COUNT", "2")
+    assert consumers(r, "s", "g")[0][b"inactive"] == -1
+    read(r, "g", "quiet", "s", "0")
+    assert consumers(r, "s", "g")[0][b"inactive"] == -1
+    read(r, "g", "quiet", "s", ">", "COUNT", "1")
+    assert consumers(r, "s", "g")[0][b"inactive"] >= 0
+    group = as_dict(as_dict(run(r, "XINFO", "STREAM", "s", "FULL"))[b"groups"][0])
+    consumer = as_dict(group[b"consumers"][0])
+    assert consumer[b"active-time"] == consumer[b"seen-time"]  # the same read set both
+
+
 def test_xreadgroup_history_of_deleted_entries(five, raw):
     # stream-cgroups.tcl "XREADGROUP history reporting of deleted entries. Bug #5570": an
     # entry deleted while pending comes back as [id, nil] and is not counted as delivered.

@@ -497,9 +497,11 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
             _propagate_claims(client, key, group, parsed.consumer, log)
             if (group.last_id, group.entries_read) != position:
                 propagate(client, _position_effect(key, group))
-        if n:
+        # active-time is the last read that put entries into the PEL (Redis sets it where a
+        # NACK is created or claimed): not a NOACK read, not a history read.
+        if n and after == _NEW_ENTRIES and (not parsed.noack or parsed.claim is not None):
             consumer.active_time = now
-        elif after == _NEW_ENTRIES:
+        if not n and after == _NEW_ENTRIES:
             continue  # MAXCOUNT/MAXSIZE already spent on earlier streams
         served.append((key, n, pieces))
         if after == _NEW_ENTRIES:
