@@ -683,14 +683,121 @@ def test_getkeys_of_two_key_commands(raw):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_type_and_encoding(r):
+def test_type_and_encoding(server, r):
     r.rpush("small", "a")
     r.rpush("large", *range(1000), "x" * 10000)
     assert r.type("small") == b"list"
-    assert run(r, "OBJECT", "ENCODING", "small") == b"quicklist"  # Redis 7.0, any size
+    # Redis 7.2+ keeps a small list as a listpack; 7.0 reported quicklist for any size.
+    small = "listpack" if server.kind == "brook" or server.version >= (7, 2) else "quicklist"
+    assert run(r, "OBJECT", "ENCODING", "small") == small.encode()
     assert run(r, "OBJECT", "ENCODING", "large") == b"quicklist"
     assert run(r, "OBJECT", "REFCOUNT", "small") == 1
-    assert b"encoding:quicklist" in run(r, "DEBUG", "OBJECT", "small")
+    assert f"encoding:{small}".encode() in run(r, "DEBUG", "OBJECT", "small")
+
+
+def _encoding(r: redis.Redis, key: str) -> bytes:
+    return run(r, "OBJECT", "ENCODING", key)
+
+
+def _lp_bytes(elements: list[bytes]) -> int:
+    """A listpack's bytes for these elements (header, entries, end), for strings that are not
+    integers and shorter than 64 bytes."""
+    return 7 + sum(len(e) + 2 for e in elements)
+
+
+@pytest.mark.min_redis(7, 2)
+@pytest.mark.parametrize("push", ["RPUSH", "LPUSH"])
+def test_listpack_becomes_quicklist_past_the_byte_limit(r, push):
+    # list-max-listpack-size -2: 8 KiB. Before a push Redis adds the new elements' lengths
+    # (not their entries' sizes) to the listpack's bytes, and converts when that passes the
+    # limit (listTypeTryConvertListpack): a push can leave a listpack a little over it.
+    elements = [b"e%060d" % i for i in range(130)]  # 61 bytes each: 63-byte entries
+    r.execute_command(push, "l", *elements)  # 7 + 130 * 61 = 7937 counted
+    assert _lp_bytes(elements) == 8197
+    assert _encoding(r, "l") == b"listpack"
+    r.execute_command(push, "l", b"y")  # 8197 + 1
+    assert _encoding(r, "l") == b"quicklist"
+    r.delete("l")
+    r.execute_command(push, "l", *elements[:129])  # 8134 bytes
+    r.execute_command(push, "l", b"x" * 58)  # 8134 + 58 = 8192: still within
+    assert _encoding(r, "l") == b"listpack"
+    r.execute_command(push, "l", b"y", b"z")
+    assert _encoding(r, "l") == b"quicklist"
+
+
+@pytest.mark.min_redis(7, 2)
+def test_quicklist_returns_to_listpack_at_half_the_limit(r):
+    elements = [b"e%060d" % i for i in range(140)]
+    r.rpush("l", *elements)
+    assert _encoding(r, "l") == b"quicklist"
+    # Popping from the tail empties the last node first; the one left turns back into a
+    # listpack once it is within half the limit (4 KiB), not before.
+    while _lp_bytes(elements) > 4096:
+        assert _encoding(r, "l") == b"quicklist"
+        elements.pop()
+        r.rpop("l")
+    assert _lp_bytes(elements) == 4039
+    assert _encoding(r, "l") == b"listpack"
+    # Growing again converts only past the whole limit.
+    r.rpush("l", *[b"f%060d" % i for i in range(60)])
+    assert _encoding(r, "l") == b"listpack"
+
+
+@pytest.mark.min_redis(7, 2)
+@pytest.mark.parametrize("name", ["list-max-listpack-size", "list-max-ziplist-size"])
+def test_entry_limit(r, name):
+    r.config_set(name, "4")
+    try:
+        r.rpush("l", "a", "b", "c", "d")
+        assert _encoding(r, "l") == b"listpack"
+        r.rpush("l", "e")
+        assert _encoding(r, "l") == b"quicklist"
+        r.rpop("l")  # 4 left: a quicklist goes back at half the limit only
+        r.rpop("l")
+        assert _encoding(r, "l") == b"quicklist"
+        r.rpop("l")
+        assert _encoding(r, "l") == b"listpack"
+        r.delete("l")
+        r.rpush("l", *range(4))  # integers take 2 bytes, the 8 KiB safety limit still holds
+        r.lpush("big", "x" * 9000)
+        assert _encoding(r, "big") == b"quicklist"
+    finally:
+        r.config_set("list-max-listpack-size", "-2")
+
+
+@pytest.mark.min_redis(7, 2)
+def test_linsert_lset_and_lmove_convert_on_growth(r):
+    r.rpush("l", "a", "b", "c")
+    r.linsert("l", "BEFORE", "b", "x" * 9000)
+    assert _encoding(r, "l") == b"quicklist"
+    r.rpush("s", "a", "b", "c")
+    r.lset("s", 1, "y" * 8190)  # 7 + 3 * 3 + 8190 > 8192: converted before the replacement
+    assert _encoding(r, "s") == b"quicklist"
+    r.lset("s", 1, "b")  # ...and back once the list is small again
+    assert _encoding(r, "s") == b"listpack"
+    r.rpush("src", "z" * 9000)
+    r.lmove("src", "dst", "LEFT", "RIGHT")
+    assert _encoding(r, "dst") == b"quicklist"
+    r.rpush("dst", "w")
+    r.lpop("dst")
+    assert _encoding(r, "dst") == b"listpack"
+
+
+@pytest.mark.min_redis(7, 2)
+def test_ltrim_lrem_and_sort_store(r):
+    r.rpush("l", *[b"e%060d" % i for i in range(200)])
+    assert _encoding(r, "l") == b"quicklist"
+    r.ltrim("l", 0, 9)
+    assert _encoding(r, "l") == b"listpack"
+    r.rpush("m", *(["x"] * 50), "y" * 9000)
+    r.lrem("m", 1, "y" * 9000)
+    assert _encoding(r, "m") == b"listpack"
+    r.rpush("src", "b", "a", "c")
+    run(r, "SORT", "src", "ALPHA", "STORE", "dst")
+    assert _encoding(r, "dst") == b"listpack"
+    r.rpush("src2", *[b"e%060d" % i for i in range(200)])
+    run(r, "SORT", "src2", "ALPHA", "STORE", "dst2")
+    assert _encoding(r, "dst2") == b"quicklist"
 
 
 def test_copy_is_independent(r):

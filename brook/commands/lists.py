@@ -182,7 +182,7 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
     else:
         db.data.touch(key)
     head = found.left  # a long list's loose head, reversed: its last element is the first
-    if head is not None and len(args) == 3:
+    if head is not None and found.lp == -1 and len(args) == 3:  # a long quicklist
         head.append(args[2])
         size = found.size = found.size + 1
         if len(head) >= PACK_AT:
@@ -207,7 +207,7 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
     else:
         db.data.touch(key)
     tail = found.right  # a long list's loose tail
-    if tail is not None and len(args) == 3:
+    if tail is not None and found.lp == -1 and len(args) == 3:  # a long quicklist
         tail.append(args[2])
         size = found.size = found.size + 1
         if len(tail) >= PACK_AT:
@@ -267,7 +267,7 @@ def _pop_one(client: Session, args: list[bytes], left: bool) -> bytes:
     else:
         db.data.touch(key)
     end = found.left if left else found.right  # a long list's loose end, if not empty
-    if end:
+    if end and found.lp == -1:  # a long quicklist: nothing to count (brook.types.lists)
         element = end.pop()
         size = found.size = found.size - 1
     else:
