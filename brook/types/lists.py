@@ -785,7 +785,8 @@ class ListValue:
                 length = data[-3] | data[-2] << 8
                 self.data = data[:-6 - length]
                 element = data[-3 - length:-3]
-        self._popped(element)
+        if self.lp != -1 or self.size <= LIMIT.track:  # (a long quicklist counts nothing)
+            self._popped(element)
         return element
 
     def popleft(self) -> bytes:
@@ -808,7 +809,8 @@ class ListValue:
                 length = data[1] | data[2] << 8
                 self.data = data[length + 6:]
                 element = data[3:length + 3]
-        self._popped(element)
+        if self.lp != -1 or self.size <= LIMIT.track:
+            self._popped(element)
         return element
 
     def _pop_refilled(self, left: bool) -> bytes:
@@ -847,7 +849,10 @@ class ListValue:
             taken = self._take_left(count, True) if left else self._take_right(count, True)
             self.size = size - count
             self._maybe_shrink()
-        self._shrunk(-1 if self.lp == -1 else sum(map(entry_size, taken)))
+        if self.lp != -1:
+            self._shrunk(sum(map(entry_size, taken)))
+        elif self.size <= LIMIT.track:
+            self._shrunk(-1)
         return taken
 
     def clear(self) -> None:
