@@ -5,7 +5,8 @@ length, its bytes and a back-length: an 11-byte element costs 13 bytes. A ``dequ
 ``bytes`` (Brook's first list) paid a 33-byte object header and an 8-byte slot for every
 element instead: 55 bytes per 11-byte element in a long list, 132 per element in lists of ten
 (key included; Redis: 13.1 and 26.6). Python objects are the cost, so a list keeps as few of
-them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RSS).
+them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RSS), 39.6 for
+lists of ten since the slot that records Redis's encoding (pure build, keys included).
 
 * **Small lists** (packed form at most ``SMALL_BYTES``) are one immutable ``bytes`` held by
   the value object, in listpack style: every element is a length byte, the element, the length
@@ -340,7 +341,8 @@ class ListValue:
     a non-empty end, adjusting ``size`` themselves. A method call and a one-element slice cost
     more than the whole push otherwise does. Holding the ends in the value itself (rather than
     in an object of their own) spares those paths a load and a type test, for 16 bytes more
-    per list.
+    per list. ``lp`` is Redis's encoding and listpack bytes (module docstring); those paths
+    are taken only while it is -1 (a long quicklist, where nothing is counted).
     """
 
     __slots__ = ("size", "data", "left", "right", "lp")
