@@ -51,7 +51,7 @@ NULL3: Final = resp.NULL3
 
 MUST_BE_POSITIVE: Final = "ERR value is out of range, must be positive"
 INDEX_OUT_OF_RANGE: Final = "ERR index out of range"
-RANK_RANGE: Final = (
+RANK_RANGE: Final = (  # LPOS's RANK and LREM's count: -LONG_MAX to LONG_MAX
     f"ERR value is out of range, value must between {-LONG_MAX} and {LONG_MAX}"
 )
 RANK_ZERO: Final = (
@@ -733,6 +733,7 @@ def lset(client: Session, args: list[bytes]) -> bytes:
     if found is None:
         raise CommandError(NO_SUCH_KEY)
     index = parse_int(args[2])
+    found.growing([args[3]])  # Redis converts first, even for an index out of range
     if not -len(found) <= index < len(found):
         raise CommandError(INDEX_OUT_OF_RANGE)
     found[index] = args[3]
@@ -758,6 +759,7 @@ def linsert(client: Session, args: list[bytes]) -> bytes:
     found = _write_list(db, key)
     if found is None:
         return resp.ZERO
+    found.growing([args[4]])  # Redis converts first, even when the pivot is missing
     try:
         pivot = found.index(args[3])
     except ValueError:
@@ -776,6 +778,8 @@ def linsert(client: Session, args: list[bytes]) -> bytes:
 )
 def lrem(client: Session, args: list[bytes]) -> bytes:
     limit = parse_int(args[2])
+    if limit == LONG_MIN:  # Redis 8.0+: its negation would overflow (as LPOS's RANK)
+        raise CommandError(RANK_RANGE)
     db = client.db
     key = args[1]
     found = _write_list(db, key)

@@ -421,9 +421,11 @@ class ListValue:
         else:
             self.lp = -2 - nbytes if size <= limit.track else -1
 
-    def _growing(self, items: list[bytes]) -> None:
+    def growing(self, items: list[bytes]) -> None:
         """Before ``items`` go in (listTypeTryConversionAppend): a listpack they would take
-        past the limit becomes a quicklist. Redis adds their lengths, not their entry sizes."""
+        past the limit becomes a quicklist. Redis adds their lengths, not their entry sizes.
+        LINSERT and LSET call it before they know whether anything goes in (a missing pivot,
+        an index out of range), as Redis does; a second call changes nothing."""
         lp = self.lp
         if lp >= 0 and LIMIT.exceeds(lp + sum(map(len, items)), self.size + len(items)):
             self.lp = -2 - lp
@@ -704,7 +706,7 @@ class ListValue:
 
     def extend(self, items: list[bytes]) -> int:
         """RPUSH: append ``items`` in order; returns the new length."""
-        self._growing(items)
+        self.growing(items)
         right = self.right
         if right is None:
             size = self._push_small(items, False)
@@ -720,7 +722,7 @@ class ListValue:
     def extendleft(self, items: list[bytes]) -> int:
         """LPUSH: prepend ``items`` one by one (so the last ends up first, as
         ``deque.extendleft`` does); returns the new length."""
-        self._growing(items)
+        self.growing(items)
         left = self.left
         if left is None:
             size = self._push_small(items, True)
@@ -906,7 +908,7 @@ class ListValue:
         comes first (the new element's length added to the listpack's bytes), the test for a
         return to listpack after."""
         index = self._index(index)
-        self._growing([element])
+        self.growing([element])
         self._replaced(self._put(index, element), element)
 
     def _put(self, index: int, element: bytes) -> bytes:
@@ -939,7 +941,7 @@ class ListValue:
         size = self.size
         if not 0 <= index <= size:
             raise IndexError("list index out of range")
-        self._growing([element])
+        self.growing([element])
         self._insert(index, element)
         self._grown([element])
 
