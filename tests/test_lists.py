@@ -795,6 +795,21 @@ def test_linsert_lset_and_lmove_convert_on_growth(r):
 
 
 @pytest.mark.min_redis(7, 2)
+def test_reload_encodes_lists_whole(r):
+    # A quicklist that shrank to 6 KiB stays one (half the limit is 4 KiB); loaded from a
+    # snapshot it is built whole, and a whole list within the limit is a listpack (RDB load's
+    # LIST_CONV_AUTO).
+    r.rpush("l", *[b"e%060d" % i for i in range(140)])
+    r.ltrim("l", 0, 94)
+    assert _encoding(r, "l") == b"quicklist"
+    r.rpush("q", *[b"e%060d" % i for i in range(140)])
+    assert run(r, "DEBUG", "RELOAD") == b"OK"
+    assert _encoding(r, "l") == b"listpack"
+    assert _encoding(r, "q") == b"quicklist"
+    assert r.llen("l") == 95 and r.llen("q") == 140
+
+
+@pytest.mark.min_redis(7, 2)
 def test_linsert_and_lset_convert_before_they_know(r):
     # Redis tries the conversion before it looks for the pivot or checks the index.
     r.rpush("l", "a", "b")
