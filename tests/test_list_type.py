@@ -68,7 +68,10 @@ def check_encoding(value: ListValue) -> None:
     """Redis's encoding is kept with the listpack bytes it needs (brook.types.lists): exact
     for a listpack and for a counted quicklist; a quicklist stops counting only when long."""
     measured = lists.LISTPACK_EMPTY + sum(map(lists.entry_size, value))
-    if value.lp >= 0:
+    if value.lp == 0:  # a small listpack, not counted: within the bound the docstring gives
+        assert value.left is None
+        assert measured <= lists.LISTPACK_EMPTY + len(value.data) + 2 * value.size
+    elif value.lp > 0:
         assert value.lp == measured
         assert lists.LIMIT.size < 0 or measured <= lists.LIMIT.size + 8 * value.size
     elif value.lp == -1:

@@ -59,9 +59,14 @@ past ``list-max-listpack-size`` (bytes when negative, entries when positive: ``q
 ExceedsLimit``), then as a quicklist, which becomes a listpack again when a removal leaves its
 one node within *half* the limit (hysteresis). The value's ``lp`` tells which, in one int:
 
-* ``lp >= 0``: listpack, and ``lp`` is the byte size Redis's listpack would have (7 bytes of
+* ``lp > 0``: listpack, and ``lp`` is the byte size Redis's listpack would have (7 bytes of
   header and end, then each element's entry: :func:`entry_size`), kept exact on every change,
   so the growth test is one comparison;
+* ``lp == 0``: listpack, in Brook's small form, bytes not counted: the small form is at most
+  ``SMALL_BYTES`` and a listpack entry at most 2 bytes longer than its small-form entry, so
+  ``7 + len(data) + 2 * size`` bounds the listpack's bytes, far below every byte limit; the
+  count starts (exactly, once) when that bound comes near a limit or the list takes the long
+  form. Pushes and pops of a small list, the queue's usual state, count nothing;
 * ``lp <= -2``: quicklist, with ``-2 - lp`` those bytes as if in one node, kept while the list
   is short enough (:attr:`ListpackLimit.track` elements) for a removal to bring it back;
 * ``lp == -1``: quicklist, too long for that; nothing is counted. This is the state of the
@@ -124,13 +129,14 @@ class ListpackLimit:
     """``list-max-listpack-size`` as ``quicklistNodeLimit`` reads it: a byte limit (``size``,
     fill < 0) or an entry limit (``count``, fill >= 0; nodes then also stay within 8 KiB)."""
 
-    __slots__ = ("fill", "size", "count", "track")
+    __slots__ = ("fill", "size", "count", "track", "room")
 
     def __init__(self, fill: int = -2) -> None:
         self.fill = fill
         self.size = -1  # -1: no byte limit
         self.count = -1  # -1: no entry limit
         self.track = 0
+        self.room = -1
         self.set(fill)
 
     def set(self, fill: int) -> None:
@@ -143,6 +149,9 @@ class ListpackLimit:
             back = (self.size // 2 - LISTPACK_EMPTY) // 2  # every entry is 2 bytes at least
         # A quicklist this short counts its bytes: see the module docstring for the margin.
         self.track = back + 2 * PACK_AT
+        # The longest element a push may add to a small listpack without any test: a small
+        # form's listpack is at most 7 + 2 * SMALL_BYTES bytes (module docstring).
+        self.room = self.size - LISTPACK_EMPTY - 2 * SMALL_BYTES if self.size >= 0 else -1
 
     def exceeds(self, nbytes: int, count: int) -> bool:
         """Would a listpack of ``nbytes`` and ``count`` entries be past the limit?"""
@@ -352,7 +361,7 @@ class ListValue:
         self.data: bytes | deque[Node] = b""
         self.left: list[bytes] | None = None
         self.right: list[bytes] | None = None
-        self.lp = LISTPACK_EMPTY  # Redis's encoding and byte count (module docstring)
+        self.lp = 0  # Redis's encoding and byte count (module docstring): a small listpack
         items = list(items)
         if items:
             self._assign(items)
@@ -417,7 +426,7 @@ class ListValue:
             return
         nbytes = self._measure()
         if limit.fits(nbytes, size, False):
-            self.lp = nbytes
+            self.lp = 0 if self.left is None else nbytes
         else:
             self.lp = -2 - nbytes if size <= limit.track else -1
 
@@ -427,13 +436,26 @@ class ListValue:
         LINSERT and LSET call it before they know whether anything goes in (a missing pivot,
         an index out of range), as Redis does; a second call changes nothing."""
         lp = self.lp
-        if lp >= 0 and LIMIT.exceeds(lp + sum(map(len, items)), self.size + len(items)):
+        if lp == 0:  # a small listpack: the bound first (module docstring)
+            limit = LIMIT
+            added = sum(map(len, items))
+            count = self.size + len(items)
+            bound = LISTPACK_EMPTY + len(self.data) + 2 * self.size + added
+            if bound <= (limit.size if limit.size >= 0 else _SAFETY_LIMIT) and (
+                    limit.count < 0 or count <= limit.count):
+                return
+            lp = self._measure()
+            self.lp = -2 - lp if limit.exceeds(lp + added, count) else lp
+        elif lp > 0 and LIMIT.exceeds(lp + sum(map(len, items)), self.size + len(items)):
             self.lp = -2 - lp
 
     def _grown(self, items: list[bytes]) -> None:
         """After ``items`` went in: count their bytes (a quicklist past ``track`` stops)."""
         lp = self.lp
-        if lp >= 0:
+        if lp == 0:
+            if self.left is not None:  # the push took the long form: count from now on
+                self.lp = self._measure()
+        elif lp > 0:
             self.lp = lp + sum(map(entry_size, items))
         elif lp != -1:
             self.lp = -1 if self.size > LIMIT.track else lp - sum(map(entry_size, items))
@@ -443,7 +465,9 @@ class ListValue:
         the limit becomes a listpack (listTypeTryConversion, shrinking)."""
         lp = self.lp
         if lp >= 0:
-            self.lp = lp - removed if removed >= 0 else self._measure()
+            if lp:
+                self.lp = 0 if self.left is None else (
+                    lp - removed if removed >= 0 else self._measure())
             return
         limit = LIMIT
         size = self.size
@@ -453,10 +477,15 @@ class ListValue:
             nbytes = self._measure()
         else:
             nbytes = -2 - lp - removed if removed >= 0 else self._measure()
-        self.lp = nbytes if limit.fits(nbytes, size, True) else -2 - nbytes
+        if limit.fits(nbytes, size, True):
+            self.lp = 0 if self.left is None else nbytes
+        else:
+            self.lp = -2 - nbytes
 
     def _popped(self, element: bytes) -> None:
         """After one element was popped."""
+        if self.lp == 0:
+            return
         if self.lp == -1:
             if self.size <= LIMIT.track:
                 self._shrunk(-1)
@@ -467,13 +496,19 @@ class ListValue:
         """After LSET put ``new`` where ``old`` was (it tried the growth first)."""
         lp = self.lp
         if lp >= 0:
-            self.lp = lp - entry_size(old) + entry_size(new)
+            if lp:
+                self.lp = lp - entry_size(old) + entry_size(new)
+            elif self.left is not None:  # a long element took the long form: count now
+                self.lp = self._measure()
         elif lp == -1:
             if self.size <= LIMIT.track:
                 self._shrunk(-1)
         else:
             nbytes = -2 - lp - entry_size(old) + entry_size(new)
-            self.lp = nbytes if LIMIT.fits(nbytes, self.size, True) else -2 - nbytes
+            if LIMIT.fits(nbytes, self.size, True):
+                self.lp = 0 if self.left is None else nbytes
+            else:
+                self.lp = -2 - nbytes
 
     # -- long lists: packing and unpacking the ends ----------------------------------------------
 
@@ -706,7 +741,9 @@ class ListValue:
 
     def extend(self, items: list[bytes]) -> int:
         """RPUSH: append ``items`` in order; returns the new length."""
-        self.growing(items)
+        lp = self.lp
+        if lp or len(items) != 1 or len(items[0]) > LIMIT.room:
+            self.growing(items)
         right = self.right
         if right is None:
             size = self._push_small(items, False)
@@ -716,13 +753,16 @@ class ListValue:
             self.size = size
             if len(right) >= PACK_AT:
                 self.pack_right()
-        self._grown(items)
+        if self.lp or self.left is not None:  # (a small listpack that stayed so counts nothing)
+            self._grown(items)
         return size
 
     def extendleft(self, items: list[bytes]) -> int:
         """LPUSH: prepend ``items`` one by one (so the last ends up first, as
         ``deque.extendleft`` does); returns the new length."""
-        self.growing(items)
+        lp = self.lp
+        if lp or len(items) != 1 or len(items[0]) > LIMIT.room:
+            self.growing(items)
         left = self.left
         if left is None:
             size = self._push_small(items, True)
@@ -732,7 +772,8 @@ class ListValue:
             self.size = size
             if len(left) >= PACK_AT:
                 self.pack_left()
-        self._grown(items)
+        if self.lp or self.left is not None:
+            self._grown(items)
         return size
 
     def _push_small(self, items: list[bytes], left: bool) -> int:
@@ -789,7 +830,8 @@ class ListValue:
                 length = data[-3] | data[-2] << 8
                 self.data = data[:-6 - length]
                 element = data[-3 - length:-3]
-        if self.lp != -1 or self.size <= LIMIT.track:  # (a long quicklist counts nothing)
+        lp = self.lp
+        if lp and (lp != -1 or self.size <= LIMIT.track):  # (see the module docstring)
             self._popped(element)
         return element
 
@@ -813,7 +855,8 @@ class ListValue:
                 length = data[1] | data[2] << 8
                 self.data = data[length + 6:]
                 element = data[3:length + 3]
-        if self.lp != -1 or self.size <= LIMIT.track:
+        lp = self.lp
+        if lp and (lp != -1 or self.size <= LIMIT.track):
             self._popped(element)
         return element
 
@@ -853,9 +896,10 @@ class ListValue:
             taken = self._take_left(count, True) if left else self._take_right(count, True)
             self.size = size - count
             self._maybe_shrink()
-        if self.lp != -1:
+        lp = self.lp
+        if lp > 0 or lp < -1:
             self._shrunk(sum(map(entry_size, taken)))
-        elif self.size <= LIMIT.track:
+        elif lp == -1 and self.size <= LIMIT.track:
             self._shrunk(-1)
         return taken
 
@@ -863,7 +907,7 @@ class ListValue:
         self.size = 0
         self.data = b""
         self.left = self.right = None
-        self.lp = LISTPACK_EMPTY
+        self.lp = 0
 
     def copy(self) -> ListValue:
         """An independent copy (COPY): chunks are immutable, so only containers are copied."""
