@@ -3,14 +3,16 @@
     python -m bench.memory [--items 1000000] [--limit-mb 100] [--parts accounting,fill,evict]
 
 ``accounting``: a fresh pair of servers per dataset (1M small string keys, 1M stream entries,
-1M pending entries, 1M set members, 1M sorted-set members); INFO ``used_memory`` and
+1M pending entries, 1M set members, 1M sorted-set members, 1M list elements in lists of ten);
+INFO ``used_memory`` and
 ``used_memory_rss`` before and after the fill. The table gives each server's growth of both
 and their ratio: how much of what the process took from the system the accounting sees (Brook's
 ``used_memory`` is the allocators' count since issue 19; brook/memory.py).
 
 ``fill``: ``maxmemory <limit>`` with ``noeviction``, then 10 KB SETs worth twice the limit:
 peak RSS (the kernel's high-water mark, VmHWM), the share of writes refused with -OOM, and
-whether deleting half the keys lets writes in again. ``evict``: the same with
+whether deleting half the keys lets writes in again. ``--redis PATH`` picks the Redis binary
+(PATH's redis-server by default; Redis 7.2+ keeps small lists as listpacks). ``evict``: the same with
 ``allkeys-lru``: peak RSS, keys evicted, writes refused (none expected). The target (issue 19)
 is a peak RSS of at most 1.5 x maxmemory + 30 MB.
 """
@@ -34,6 +36,7 @@ from bench.streams import KEY, Connection, encode, fill, sensor_batches
 
 BATCH = 1000
 VALUE_10K = b"v" * 10_240
+REDIS = {"binary": ""}  # --redis
 
 
 @contextlib.contextmanager
@@ -44,7 +47,7 @@ def server(kind: str, *extra: str) -> Iterator[tuple[Connection, int]]:
         command = [sys.executable, "-m", "brook", "--port", str(port), "--save", "",
                    "--appendonly", "no", *extra]
     else:
-        binary = shutil.which("redis-server")
+        binary = REDIS["binary"] or shutil.which("redis-server")
         if binary is None:
             sys.exit("redis-server is required (make redis installs it)")
         command = [binary, "--port", str(port), "--save", "", "--appendonly", "no", *extra]
@@ -123,6 +126,13 @@ def _zset(conn: Connection, items: int) -> None:
                       for index in range(items)))
 
 
+def _lists(conn: Connection, items: int) -> None:
+    """``items`` elements as lists of ten 6-byte elements (one RPUSH per list)."""
+    _pipelined(conn, (encode("RPUSH", b"list:%07d" % index,
+                             *[b"e%05d" % ((index + k) % 100_000) for k in range(10)])
+                      for index in range(items // 10)))
+
+
 def _nothing(conn: Connection, items: int) -> None:
     pass
 
@@ -134,14 +144,17 @@ DATASETS: dict[str, tuple[Callable[[Connection, int], None], Callable[[Connectio
     "pending entries (one consumer)": (_group, _pending),
     "set members": (_nothing, _set),
     "sorted-set members": (_nothing, _zset),
+    "list elements (lists of ten)": (_nothing, _lists),
 }
 
 
-def accounting(items: int) -> None:
+def accounting(items: int, only: list[str] | None = None) -> None:
     print(f"\nAccounting: growth per item over {items:,} items (bytes), used_memory / RSS")
     print(f"{'dataset':34} {'Brook used':>11} {'Brook RSS':>10} {'ratio':>6}   "
           f"{'Redis used':>11} {'Redis RSS':>10} {'ratio':>6}")
     for label in DATASETS:
+        if only and not any(label.startswith(prefix) for prefix in only):
+            continue
         figures: list[float] = []
         prepare, load = DATASETS[label]
         for kind in ("brook", "redis"):
@@ -200,10 +213,13 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--limit-mb", type=int, default=100)
     parser.add_argument("--parts", default="accounting,fill,evict")
+    parser.add_argument("--datasets", default="", help="comma-separated label prefixes")
+    parser.add_argument("--redis", default="", help="the redis-server binary")
     options = parser.parse_args()
+    REDIS["binary"] = options.redis
     parts = options.parts.split(",")
     if "accounting" in parts:
-        accounting(options.items)
+        accounting(options.items, [p for p in options.datasets.split(",") if p])
     if "fill" in parts:
         maxmemory_fill(options.limit_mb, "noeviction")
     if "evict" in parts:

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import bitmaps, groups, herd, scripting, sets, slowloris, streams
+from bench import bitmaps, groups, herd, lists, scripting, sets, slowloris, streams
 
 # redis-benchmark's own defaults (its keys are the literal "key:__rand_int__"), then SET/GET over
 # 100,000 random keys ("@random", -r 100000): a keyspace larger than the CPU caches, where every
@@ -178,7 +178,8 @@ def run_benchmark(port: int, test: str, pipeline: int, requests: int,
     if tls is not None:
         command += tls[1]
     custom = (streams.CUSTOM_TESTS.get(test) or sets.custom_tests(requests).get(test)
-              or scripting.CUSTOM_TESTS.get(test) or bitmaps.CUSTOM_TESTS.get(test))
+              or lists.custom_tests(requests).get(test) or scripting.CUSTOM_TESTS.get(test)
+              or bitmaps.CUSTOM_TESTS.get(test))
     if custom is not None:
         custom.prepare(port)
         command += custom.command

@@ -23,6 +23,7 @@ from brook.config import (
     NOTIFY_KEYEVENT,
     NOTIFY_KEYSPACE,
     NOTIFY_LIST,
+    NOTIFY_NEW,
     NOTIFY_SET,
     NOTIFY_STREAM,
     NOTIFY_STRING,
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
     from brook.server import Server
     from brook.session import Session
 
-__all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "emptied",
-           "expired", "notify", "publish_event", "stored", "written"]
+__all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "NEW",
+           "created", "creating", "emptied", "expired", "notify", "publish_event", "stored",
+           "written"]
 
 GENERIC: Final = NOTIFY_GENERIC
 STRING: Final = NOTIFY_STRING
@@ -45,6 +47,7 @@ HASH: Final = NOTIFY_HASH
 ZSET: Final = NOTIFY_ZSET
 STREAM: Final = NOTIFY_STREAM
 EXPIRED: Final = NOTIFY_EXPIRED
+NEW: Final = NOTIFY_NEW
 
 
 def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"",
@@ -63,6 +66,22 @@ def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"
     server.dirty += changes
 
 
+def created(client: Session, key: bytes, db_index: int | None = None) -> None:
+    """A command is adding ``key`` to a database where it was absent (Redis's dbAdd): the
+    ``new`` event (class ``n``, Redis 7.0+, not part of ``A``). Called as the key is stored,
+    so it comes before the command's own event, as in Redis."""
+    if client.server.config.notify_keyspace_events & NOTIFY_NEW:
+        notify(client, NOTIFY_NEW, b"new", key, db_index)
+
+
+def creating(client: Session, key: bytes) -> None:
+    """Before a store that replaces whatever ``key`` holds (SET, MSET, a *STORE): the ``new``
+    event when it holds nothing. The lookup (which expires a stale key, as Redis's setKey
+    does) is made only while the class is enabled."""
+    if client.server.config.notify_keyspace_events & NOTIFY_NEW and client.db.lookup(key) is None:
+        notify(client, NOTIFY_NEW, b"new", key)
+
+
 def emptied(client: Session, key: bytes) -> None:
     """A command took the last element of ``key``'s value: Redis keeps no empty collections,
     so the key goes (event ``del``)."""
@@ -76,6 +95,7 @@ def stored(client: Session, destination: bytes, value: object, event_class: int,
     too); an empty result (or None) deletes it instead (event ``del``, when it existed)."""
     db = client.db
     if value:
+        creating(client, destination)
         db.set(destination, value)
         written(client, destination, event_class, event, changes)
     elif db.delete(destination):

@@ -48,6 +48,7 @@ from brook.replication.state import Replication
 from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
 from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
+from brook.types import lists
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -198,6 +199,7 @@ class Server:
         if not config.aclfile:  # (with an ACL file, requirepass is ignored, as in Redis)
             self.acl.set_default_password(config.requirepass)
         self.config.listeners.append(self._config_changed)
+        lists.LIMIT.set(config.list_max_listpack_size)  # what a list's encoding follows
         self._update_thresholds()
         self.adjust_open_files_limit()
         self.scripting = Engine(self)
@@ -219,6 +221,8 @@ class Server:
             self._listening_changed(name)
         elif name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self._update_thresholds()
+        elif name == "list-max-listpack-size":
+            lists.LIMIT.set(config.list_max_listpack_size)
         elif name == "slowlog-max-len":
             while config.slowlog_max_len and len(self.slowlog) > config.slowlog_max_len:
                 self.slowlog.pop()

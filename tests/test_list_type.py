@@ -61,6 +61,23 @@ def check_structure(value: ListValue) -> None:
         assert count == 1 or len(chunk) <= lists.CHUNK_BYTES
         total += count
     assert total == value.size
+    check_encoding(value)
+
+
+def check_encoding(value: ListValue) -> None:
+    """Redis's encoding is kept with the listpack bytes it needs (brook.types.lists): exact
+    for a listpack and for a counted quicklist; a quicklist stops counting only when long."""
+    measured = lists.LISTPACK_EMPTY + sum(map(lists.entry_size, value))
+    if value.lp == 0:  # a small listpack, not counted: within the bound the docstring gives
+        assert value.left is None
+        assert measured <= lists.LISTPACK_EMPTY + len(value.data) + 2 * value.size
+    elif value.lp > 0:
+        assert value.lp == measured
+        assert lists.LIMIT.size < 0 or measured <= lists.LIMIT.size + 8 * value.size
+    elif value.lp == -1:
+        assert value.size > lists.LIMIT.track - 2 * lists.PACK_AT
+    else:
+        assert -2 - value.lp == measured
 
 
 class ListMachine(RuleBasedStateMachine):
@@ -225,10 +242,38 @@ def test_list_matches_a_python_list(monkeypatch: pytest.MonkeyPatch, limits: str
     monkeypatch.setattr(lists, "KEEP", keep)
     monkeypatch.setattr(lists, "PACK_AT", keep + chunk)
     monkeypatch.setattr(lists, "SHRINK_SIZE", shrink)
-    run_state_machine_as_test(
-        ListMachine,
-        settings=settings(max_examples=400, stateful_step_count=50, deadline=None),
-    )
+    try:
+        for fill in (5, -2):  # an entry limit the machine's lists cross often, then the default
+            lists.LIMIT.set(fill)
+            run_state_machine_as_test(
+                ListMachine,
+                settings=settings(max_examples=200, stateful_step_count=50, deadline=None),
+            )
+    finally:
+        lists.LIMIT.set(-2)
+
+
+@pytest.mark.parametrize("element, size", [
+    (b"", 2), (b"abc", 5), (b"a" * 63, 65), (b"a" * 64, 67), (b"a" * 125, 128), (b"a" * 126, 130),
+    (b"7", 2), (b"-1", 3), (b"127", 2), (b"128", 3), (b"-4096", 3), (b"32767", 4),
+    (b"12345678901", 10), (b"007", 5), (b"-", 3), (b"+1", 4), (b"1.5", 5),
+])
+def test_entry_size_is_a_listpack_entry(element: bytes, size: int) -> None:
+    assert lists.entry_size(element) == size
+
+
+def test_limit_follows_the_fill() -> None:
+    limit = lists.ListpackLimit(-2)
+    assert (limit.size, limit.count) == (8192, -1)
+    assert not limit.exceeds(8192, 10**6) and limit.exceeds(8193, 1)
+    assert limit.fits(4096, 10**6, True) and not limit.fits(4097, 1, True)
+    limit.set(-9)  # below -5: 64 KiB
+    assert limit.size == 65536
+    limit.set(0)  # one entry per node
+    assert (limit.size, limit.count) == (-1, 1)
+    limit.set(4)
+    assert limit.exceeds(10, 5) and limit.exceeds(8193, 2) and not limit.exceeds(8192, 4)
+    assert limit.fits(100, 2, True) and not limit.fits(100, 3, True) and limit.fits(100, 4, False)
 
 
 def test_small_form_is_one_bytes_object() -> None:

@@ -367,13 +367,24 @@ def test_linsert_missing_key_and_syntax(r):
     [
         (0, 3, "bcb"), (1, 1, "bacab"), (2, 2, "bcab"), (-1, 1, "abacb"), (-2, 2, "abcb"),
         (10, 3, "bcb"), (-10, 3, "bcb"), (9223372036854775807, 3, "bcb"),
-        (-9223372036854775808, 3, "bcb"),
     ],
 )
 def test_lrem(r, count, removed, result):
     r.rpush("l", *"abacab")
     assert r.lrem("l", count, "a") == removed
     assert items(r, "l") == [c.encode() for c in result]
+
+
+def test_lrem_count_long_min(server, r):
+    """Redis 8.0+ refuses LONG_MIN (its negation overflows); before, it removed every match."""
+    r.rpush("l", *"abacab")
+    if server.kind == "brook" or server.version >= (8, 0):
+        assert error_of(r, "LREM", "l", "-9223372036854775808", "a") == (
+            "value is out of range, value must between -9223372036854775807 and "
+            "9223372036854775807")
+        assert items(r, "l") == [c.encode() for c in "abacab"]
+    else:
+        assert r.lrem("l", -9223372036854775808, "a") == 3
 
 
 @pytest.mark.parametrize("count", [0, 12, -12, 25, -25, 40, -40])
@@ -457,14 +468,26 @@ LPOS_LIST = ["a", "b", "c", "1", "2", "3", "c", "c"]
         (["RANK", "2", "MAXLEN", "6"], None),
         (["RANK", "3", "RANK", "1"], 2),  # the last occurrence of an option wins
         (["rank", "9223372036854775807"], None),
-        (["RANK", "-9223372036854775808"], 7),  # -LONG_MIN overflows in C: first from the tail
-        (["RANK", "-9223372036854775808", "COUNT", "1"], [7, 6, 2]),  # ...and COUNT never stops
         ([b"count\x00x", "1"], [2]),
     ],
 )
 def test_lpos(r, options, expected):
     r.rpush("l", *LPOS_LIST)
     assert run(r, "LPOS", "l", "c", *options) == expected
+
+
+@pytest.mark.parametrize("options", [["RANK", "-9223372036854775808"],
+                                     ["RANK", "-9223372036854775808", "COUNT", "1"]])
+def test_lpos_rank_long_min(server, r, options):
+    """Redis 7.2+ refuses RANK LONG_MIN (its negation overflows); 7.0 took it as -1 and let
+    COUNT scan on."""
+    r.rpush("l", *LPOS_LIST)
+    if server.kind == "brook" or server.version >= (7, 2):
+        assert error_of(r, "LPOS", "l", "c", *options) == (
+            "value is out of range, value must between -9223372036854775807 and "
+            "9223372036854775807")
+    else:
+        assert run(r, "LPOS", "l", "c", *options) == (7 if len(options) == 2 else [7, 6, 2])
 
 
 def test_lpos_no_match_and_missing_key(raw):
@@ -671,14 +694,149 @@ def test_getkeys_of_two_key_commands(raw):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_type_and_encoding(r):
+def test_type_and_encoding(server, r):
     r.rpush("small", "a")
     r.rpush("large", *range(1000), "x" * 10000)
     assert r.type("small") == b"list"
-    assert run(r, "OBJECT", "ENCODING", "small") == b"quicklist"  # Redis 7.0, any size
+    # Redis 7.2+ keeps a small list as a listpack; 7.0 reported quicklist for any size.
+    small = "listpack" if server.kind == "brook" or server.version >= (7, 2) else "quicklist"
+    assert run(r, "OBJECT", "ENCODING", "small") == small.encode()
     assert run(r, "OBJECT", "ENCODING", "large") == b"quicklist"
     assert run(r, "OBJECT", "REFCOUNT", "small") == 1
-    assert b"encoding:quicklist" in run(r, "DEBUG", "OBJECT", "small")
+    assert f"encoding:{small}".encode() in run(r, "DEBUG", "OBJECT", "small")
+
+
+def _encoding(r: redis.Redis, key: str) -> bytes:
+    return run(r, "OBJECT", "ENCODING", key)
+
+
+def _lp_bytes(elements: list[bytes]) -> int:
+    """A listpack's bytes for these elements (header, entries, end), for strings that are not
+    integers and shorter than 64 bytes."""
+    return 7 + sum(len(e) + 2 for e in elements)
+
+
+@pytest.mark.min_redis(7, 2)
+@pytest.mark.parametrize("push", ["RPUSH", "LPUSH"])
+def test_listpack_becomes_quicklist_past_the_byte_limit(r, push):
+    # list-max-listpack-size -2: 8 KiB. Before a push Redis adds the new elements' lengths
+    # (not their entries' sizes) to the listpack's bytes, and converts when that passes the
+    # limit (listTypeTryConvertListpack): a push can leave a listpack a little over it.
+    elements = [b"e%060d" % i for i in range(130)]  # 61 bytes each: 63-byte entries
+    r.execute_command(push, "l", *elements)  # 7 + 130 * 61 = 7937 counted
+    assert _lp_bytes(elements) == 8197
+    assert _encoding(r, "l") == b"listpack"
+    r.execute_command(push, "l", b"y")  # 8197 + 1
+    assert _encoding(r, "l") == b"quicklist"
+    r.delete("l")
+    r.execute_command(push, "l", *elements[:129])  # 8134 bytes
+    r.execute_command(push, "l", b"x" * 58)  # 8134 + 58 = 8192: still within
+    assert _encoding(r, "l") == b"listpack"
+    r.execute_command(push, "l", b"y", b"z")
+    assert _encoding(r, "l") == b"quicklist"
+
+
+@pytest.mark.min_redis(7, 2)
+def test_quicklist_returns_to_listpack_at_half_the_limit(r):
+    elements = [b"e%060d" % i for i in range(140)]
+    r.rpush("l", *elements)
+    assert _encoding(r, "l") == b"quicklist"
+    # Popping from the tail empties the last node first; the one left turns back into a
+    # listpack once it is within half the limit (4 KiB), not before.
+    while _lp_bytes(elements) > 4096:
+        assert _encoding(r, "l") == b"quicklist"
+        elements.pop()
+        r.rpop("l")
+    assert _lp_bytes(elements) == 4039
+    assert _encoding(r, "l") == b"listpack"
+    # Growing again converts only past the whole limit.
+    r.rpush("l", *[b"f%060d" % i for i in range(60)])
+    assert _encoding(r, "l") == b"listpack"
+
+
+@pytest.mark.min_redis(7, 2)
+@pytest.mark.parametrize("name", ["list-max-listpack-size", "list-max-ziplist-size"])
+def test_entry_limit(r, name):
+    r.config_set(name, "4")
+    try:
+        r.rpush("l", "a", "b", "c", "d")
+        assert _encoding(r, "l") == b"listpack"
+        r.rpush("l", "e")
+        assert _encoding(r, "l") == b"quicklist"
+        r.rpop("l")  # 4 left: a quicklist goes back at half the limit only
+        r.rpop("l")
+        assert _encoding(r, "l") == b"quicklist"
+        r.rpop("l")
+        assert _encoding(r, "l") == b"listpack"
+        r.delete("l")
+        r.rpush("l", *range(4))  # integers take 2 bytes, the 8 KiB safety limit still holds
+        r.lpush("big", "x" * 9000)
+        assert _encoding(r, "big") == b"quicklist"
+    finally:
+        r.config_set("list-max-listpack-size", "-2")
+
+
+@pytest.mark.min_redis(7, 2)
+def test_linsert_lset_and_lmove_convert_on_growth(r):
+    r.rpush("l", "a", "b", "c")
+    r.linsert("l", "BEFORE", "b", "x" * 9000)
+    assert _encoding(r, "l") == b"quicklist"
+    r.rpush("s", "a", "b", "c")
+    r.lset("s", 1, "y" * 8190)  # 7 + 3 * 3 + 8190 > 8192: converted before the replacement
+    assert _encoding(r, "s") == b"quicklist"
+    r.lset("s", 1, "b")  # ...and back once the list is small again
+    assert _encoding(r, "s") == b"listpack"
+    r.rpush("src", "z" * 9000)
+    r.lmove("src", "dst", "LEFT", "RIGHT")
+    assert _encoding(r, "dst") == b"quicklist"
+    r.rpush("dst", "w")
+    r.lpop("dst")
+    assert _encoding(r, "dst") == b"listpack"
+
+
+@pytest.mark.min_redis(7, 2)
+def test_reload_encodes_lists_whole(r):
+    # A quicklist that shrank to 6 KiB stays one (half the limit is 4 KiB); loaded from a
+    # snapshot it is built whole, and a whole list within the limit is a listpack (RDB load's
+    # LIST_CONV_AUTO).
+    r.rpush("l", *[b"e%060d" % i for i in range(140)])
+    r.ltrim("l", 0, 94)
+    assert _encoding(r, "l") == b"quicklist"
+    r.rpush("q", *[b"e%060d" % i for i in range(140)])
+    assert run(r, "DEBUG", "RELOAD") == b"OK"
+    assert _encoding(r, "l") == b"listpack"
+    assert _encoding(r, "q") == b"quicklist"
+    assert r.llen("l") == 95 and r.llen("q") == 140
+
+
+@pytest.mark.min_redis(7, 2)
+def test_linsert_and_lset_convert_before_they_know(r):
+    # Redis tries the conversion before it looks for the pivot or checks the index.
+    r.rpush("l", "a", "b")
+    assert r.linsert("l", "BEFORE", "nosuch", "x" * 9000) == -1
+    assert _encoding(r, "l") == b"quicklist"
+    r.rpush("m", "a", "b")
+    with pytest.raises(redis.ResponseError, match="index out of range"):
+        r.lset("m", 5, "y" * 9000)
+    assert _encoding(r, "m") == b"quicklist"
+    assert items(r, "m") == [b"a", b"b"]
+
+
+@pytest.mark.min_redis(7, 2)
+def test_ltrim_lrem_and_sort_store(r):
+    r.rpush("l", *[b"e%060d" % i for i in range(200)])
+    assert _encoding(r, "l") == b"quicklist"
+    r.ltrim("l", 0, 9)
+    assert _encoding(r, "l") == b"listpack"
+    r.rpush("m", *(["x"] * 50), "y" * 9000)
+    r.lrem("m", 1, "y" * 9000)
+    assert _encoding(r, "m") == b"listpack"
+    r.rpush("src", "b", "a", "c")
+    run(r, "SORT", "src", "ALPHA", "STORE", "dst")
+    assert _encoding(r, "dst") == b"listpack"
+    r.rpush("src2", *[b"e%060d" % i for i in range(200)])
+    run(r, "SORT", "src2", "ALPHA", "STORE", "dst2")
+    assert _encoding(r, "dst2") == b"quicklist"
 
 
 def test_copy_is_independent(r):

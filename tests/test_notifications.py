@@ -252,3 +252,79 @@ def test_blocking_pop_served_by_a_push_publishes_both(r, listen, server) -> None
     finally:
         popper.close()
     assert collected() == [space("q", "rpush"), space("q", "lpop")]
+
+
+# ---------------------------------------------------------------------------------------------
+# "new" (class n, Redis 7.0+): a key added to a database, by any command
+# ---------------------------------------------------------------------------------------------
+
+
+def test_new_key_event_only_for_created_keys(r, listen) -> None:
+    # pubsub.tcl "Keyspace notifications: new key test"
+    collected = listen("En")
+    r.set("foo", "bar")
+    r.set("foo", "baz")  # replaced: not new
+    r.set("bar", "bar")
+    assert collected() == [event("new", "foo"), event("new", "bar")]
+
+
+def test_new_key_is_not_part_of_all(r, listen) -> None:
+    collected = listen("KEA")
+    r.set("k", "v")
+    assert collected() == both("k", "set")
+    r.config_set("notify-keyspace-events", "An")  # Redis names only "A" back (n stays set)
+    assert r.config_get("notify-keyspace-events")["notify-keyspace-events"] == "A"
+    r.config_set("notify-keyspace-events", "gn$E")
+    assert r.config_get("notify-keyspace-events")["notify-keyspace-events"] == "g$nE"
+
+
+def test_new_key_comes_before_the_commands_event(r, listen) -> None:
+    collected = listen("KEA" + "n")
+    r.rpush("l", "a", "b")
+    r.rpush("l", "c")
+    assert collected() == [*both("l", "new"), *both("l", "rpush"), *both("l", "rpush")]
+
+
+@pytest.mark.parametrize("commands, created", [
+    ([("SET", "k", "v", "NX"), ("SET", "k", "w", "NX"), ("SET", "k", "x", "XX")], ["k"]),
+    ([("SETNX", "k", "v"), ("SETNX", "k", "w"), ("GETSET", "g", "v"), ("GETSET", "g", "w")],
+     ["k", "g"]),
+    ([("SETEX", "k", "100", "v"), ("PSETEX", "p", "100000", "v"), ("SETEX", "k", "100", "v")],
+     ["k", "p"]),
+    ([("MSET", "a", "1", "b", "2", "a", "3"), ("MSETNX", "c", "1", "d", "2"),
+      ("MSETNX", "c", "1", "e", "2")], ["a", "b", "c", "d"]),
+    ([("INCR", "i"), ("INCRBY", "j", "2"), ("DECR", "i"), ("INCRBYFLOAT", "f", "1.5"),
+      ("APPEND", "s", "x"), ("APPEND", "s", "y"), ("SETRANGE", "r", "3", "x"),
+      ("SETRANGE", "z", "0", "")], ["i", "j", "f", "s", "r"]),
+    ([("LPUSH", "l", "a"), ("RPUSH", "l", "b"), ("LPUSHX", "x", "a"), ("RPUSH", "m", "a"),
+      ("LMOVE", "l", "n", "LEFT", "RIGHT"), ("RPOPLPUSH", "l", "n")], ["l", "m", "n"]),
+    ([("HSET", "h", "f", "v"), ("HSETNX", "h2", "f", "v"), ("HINCRBY", "h3", "f", "1"),
+      ("HINCRBYFLOAT", "h4", "f", "1.5"), ("HSET", "h", "g", "v")], ["h", "h2", "h3", "h4"]),
+    ([("SADD", "s", "a"), ("SADD", "s", "b"), ("SMOVE", "s", "t", "a"),
+      ("SINTERSTORE", "u", "s", "s"), ("SUNIONSTORE", "u", "s", "t")], ["s", "t", "u"]),
+    ([("ZADD", "z", "1", "a"), ("ZINCRBY", "y", "1", "a"), ("ZADD", "w", "XX", "1", "a"),
+      ("ZRANGESTORE", "v", "z", "0", "-1"), ("ZUNIONSTORE", "v", "1", "z")], ["z", "y", "v"]),
+    ([("XADD", "x", "1-1", "f", "v"), ("XGROUP", "CREATE", "x2", "g", "$", "MKSTREAM"),
+      ("XADD", "x3", "NOMKSTREAM", "*", "f", "v")], ["x", "x2"]),
+    ([("SET", "a", "v"), ("RENAME", "a", "b"), ("SET", "c", "v"), ("RENAME", "b", "c"),
+      ("COPY", "c", "d"), ("COPY", "c", "d", "REPLACE"), ("RPUSH", "src", "x"),
+      ("SORT", "src", "ALPHA", "STORE", "e")], ["a", "b", "c", "c", "d", "d", "src", "e"]),
+    ([("SETBIT", "b", "7", "1"), ("SETBIT", "b", "100", "1"), ("BITFIELD", "f", "SET", "u8", "0", "1"),
+      ("BITFIELD", "g", "GET", "u8", "0"), ("BITFIELD", "f", "INCRBY", "u8", "0", "1"),
+      ("BITOP", "OR", "o", "b", "f"), ("BITOP", "OR", "o", "b")], ["b", "f", "o"]),
+])
+def test_new_key_by_command(r, listen, commands, created) -> None:
+    collected = listen("En")
+    for command in commands:
+        r.execute_command(*command)
+    assert collected() == [event("new", key) for key in created]
+
+
+def test_new_key_in_another_database(r, listen) -> None:
+    collected = listen("En")
+    r.set("k", "v")
+    r.execute_command("MOVE", "k", "3")
+    r.set("k", "v")
+    r.execute_command("COPY", "k", "c", "DB", "5")
+    assert collected() == [event("new", "k"), event("new", "k", 3), event("new", "k"),
+                           event("new", "c", 5)]

@@ -466,6 +466,47 @@ def test_xreadgroup_history_replays_the_consumers_own_pel(five):
     assert read(r, "g", "c1", "s", "0") == [[b"s", [entry(2), entry(5)]]]
 
 
+def _dirty(r: redis.Redis) -> int:
+    return int(r.info("persistence")["rdb_changes_since_last_save"])
+
+
+@pytest.mark.min_redis(7, 4)
+def test_xreadgroup_dirty_counts_new_entries_not_history(r):
+    # stream-cgroups.tcl "XREADGROUP of multiple entries changes dirty by one" and "XREADGROUP
+    # from PEL does not change dirty" (Redis 7.4+; 7.0 counted history reads): a history read
+    # changes only delivery counts and times.
+    for n in range(1, 5):
+        r.xadd("x", {"data": n}, id=f"{n}-0")
+    run(r, "XGROUP", "CREATE", "x", "g1", "0")
+    run(r, "XGROUP", "CREATECONSUMER", "x", "g1", "Alice")
+    before = _dirty(r)
+    assert len(read(r, "g1", "Alice", "x", ">", "COUNT", "2")[0][1]) == 2
+    assert _dirty(r) == before + 1
+    before = _dirty(r)
+    assert len(read(r, "g1", "Alice", "x", "0", "COUNT", "2")[0][1]) == 2
+    assert read(r, "g1", "Alice", "x", "9000", "COUNT", "2") == [[b"x", []]]
+    assert _dirty(r) == before
+    # A new consumer is created even for a history read, and that counts.
+    assert read(r, "g1", "noconsumer", "x", "0", "COUNT", "2") == [[b"x", []]]
+    assert _dirty(r) == before + 1
+
+
+@pytest.mark.min_redis(7, 2)
+def test_active_time_only_for_reads_into_the_pel(five):
+    # active-time (XINFO CONSUMERS "inactive") is the last read that added entries to the PEL:
+    # a NOACK read or a history read leaves it as it was.
+    r = five
+    read(r, "g", "quiet", "s", ">", "NOACK", "COUNT", "2")
+    assert consumers(r, "s", "g")[0][b"inactive"] == -1
+    read(r, "g", "quiet", "s", "0")
+    assert consumers(r, "s", "g")[0][b"inactive"] == -1
+    read(r, "g", "quiet", "s", ">", "COUNT", "1")
+    assert consumers(r, "s", "g")[0][b"inactive"] >= 0
+    group = as_dict(as_dict(run(r, "XINFO", "STREAM", "s", "FULL"))[b"groups"][0])
+    consumer = as_dict(group[b"consumers"][0])
+    assert consumer[b"active-time"] == consumer[b"seen-time"]  # the same read set both
+
+
 def test_xreadgroup_history_of_deleted_entries(five, raw):
     # stream-cgroups.tcl "XREADGROUP history reporting of deleted entries. Bug #5570": an
     # entry deleted while pending comes back as [id, nil] and is not counted as delivered.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command
 from brook.commands.strings import string_value
-from brook.notify import STRING, stored, written
+from brook.notify import STRING, created, stored, written
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 from brook.types.bits import (
@@ -80,9 +80,10 @@ def _writable(client: Session, key: bytes, last_bit: int) -> tuple[bytearray, bo
     value = string_value(db, key)
     size = (last_bit >> 3) + 1
     if value is None:
-        created = bytearray(size)
-        db.data[key] = created
-        return created, True
+        fresh = bytearray(size)
+        db.data[key] = fresh
+        created(client, key)
+        return fresh, True
     if type(value) is not bytearray:
         value = bytearray(value)
         db.data[key] = value  # the TTL is kept

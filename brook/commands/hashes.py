@@ -18,7 +18,7 @@ from brook.commands.strings import (
     long_double_from_int,
     parse_long_double,
 )
-from brook.notify import GENERIC, HASH, notify, written
+from brook.notify import GENERIC, HASH, created, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.hash import Hash
@@ -43,14 +43,16 @@ def _write_hash(db: Database, key: bytes) -> Hash | None:
     return of_type(db.lookup(key), Hash)  # type: ignore[return-value]
 
 
-def _write_hash_or_create(db: Database, key: bytes) -> Hash:
+def _write_hash_or_create(client: Session, key: bytes) -> Hash:
     """Redis's hashTypeLookupWriteOrCreate: an absent key gets a new, empty listpack hash."""
+    db = client.db
     found = _write_hash(db, key)
     if found is not None:
         return found
-    created = Hash()
-    db.data[key] = created  # lookup already removed any expired value and its TTL
-    return created
+    fresh = Hash()
+    created(client, key)
+    db.data[key] = fresh  # lookup already removed any expired value and its TTL
+    return fresh
 
 
 def _store_field(client: Session, hash_: Hash, field: bytes, value: bytes) -> None:
@@ -68,9 +70,8 @@ def _check_pairs(args: list[bytes], name: str) -> None:
 
 def _set_fields(client: Session, args: list[bytes]) -> int:
     """HSET/HMSET: store every pair; returns how many fields are new."""
-    db = client.db
     key = args[1]
-    hash_ = _write_hash_or_create(db, key)
+    hash_ = _write_hash_or_create(client, key)
     config = client.server.config
     if not hash_.is_hashtable:
         # Redis's hashTypeTryConversion: more pairs than a listpack holds (duplicates
@@ -123,7 +124,7 @@ def hsetnx(client: Session, args: list[bytes]) -> bytes:
     if hash_ is not None and field in hash_:
         return resp.ZERO
     if hash_ is None:
-        hash_ = _write_hash_or_create(db, key)
+        hash_ = _write_hash_or_create(client, key)
     _store_field(client, hash_, field, args[3])
     written(client, key, HASH, b"hset")
     return resp.ONE
@@ -273,7 +274,7 @@ def hincrby(client: Session, args: list[bytes]) -> bytes:
     if not LONG_MIN <= number <= LONG_MAX:
         raise CommandError(OVERFLOW)
     if hash_ is None:
-        hash_ = _write_hash_or_create(db, key)
+        hash_ = _write_hash_or_create(client, key)
     _store_field(client, hash_, field, b"%d" % number)
     written(client, key, HASH, b"hincrby")
     return resp.integer(number)
@@ -303,7 +304,7 @@ def hincrbyfloat(client: Session, args: list[bytes]) -> bytes:
         raise CommandError("ERR increment would produce NaN or Infinity")
     text = format_long_double(total)
     if hash_ is None:
-        hash_ = _write_hash_or_create(db, key)
+        hash_ = _write_hash_or_create(client, key)
     _store_field(client, hash_, field, text)
     written(client, key, HASH, b"hincrbyfloat")
     propagate(client, [b"HSET", key, field, text])  # the result, as Redis persists it

@@ -30,7 +30,7 @@ from brook.commands.registry import (
     text,
 )
 from brook.keyspace import expiry_now, now_ms
-from brook.notify import GENERIC, notify, written
+from brook.notify import GENERIC, created, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
@@ -188,6 +188,7 @@ def _rename(client: Session, args: list[bytes], only_if_new: bool) -> bytes:
             return resp.ZERO
         db.delete(destination)
     db.delete(source)
+    created(client, destination)  # Redis deletes the destination first: always a new key
     db.set(destination, value)
     if deadline is not None:  # the TTL travels with the value
         db.set_expire(destination, deadline)
@@ -243,6 +244,7 @@ def copy(client: Session, args: list[bytes]) -> bytes:
     duplicate = copier(value)
     if exists_already:
         target_db.delete(destination)
+    created(client, destination, target_db.index)
     target_db.set(destination, duplicate)
     if deadline is not None:
         target_db.set_expire(destination, deadline)
@@ -265,6 +267,7 @@ def move(client: Session, args: list[bytes]) -> bytes:
     deadline = source_db.expires.get(key)
     if target_db.lookup(key) is not None:
         return resp.ZERO
+    created(client, key, target_db.index)
     target_db.set(key, value)
     if deadline is not None:
         target_db.set_expire(key, deadline)

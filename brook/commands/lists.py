@@ -34,7 +34,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
-from brook.notify import GENERIC, LIST, emptied, notify, written
+from brook.notify import GENERIC, LIST, created, emptied, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
@@ -51,6 +51,9 @@ NULL3: Final = resp.NULL3
 
 MUST_BE_POSITIVE: Final = "ERR value is out of range, must be positive"
 INDEX_OUT_OF_RANGE: Final = "ERR index out of range"
+RANK_RANGE: Final = (  # LPOS's RANK and LREM's count: -LONG_MAX to LONG_MAX
+    f"ERR value is out of range, value must between {-LONG_MAX} and {LONG_MAX}"
+)
 RANK_ZERO: Final = (
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list"
@@ -82,11 +85,13 @@ def _write_list(db: Database, key: bytes) -> ListValue | None:
     return of_type(db.lookup(key), ListValue)  # type: ignore[return-value]
 
 
-def _write_list_or_create(db: Database, key: bytes) -> ListValue:
+def _write_list_or_create(client: Session, key: bytes) -> ListValue:
     """The general path of a push: expiry, WRONGTYPE, and a new empty list for a missing key
     (the caller adds to it at once, so no empty list is ever visible)."""
+    db = client.db
     found = _write_list(db, key)
     if found is None:
+        created(client, key)
         found = db.data[key] = ListValue()  # lookup removed any expired value and its TTL
     return found
 
@@ -173,11 +178,11 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(db, key)
+        found = _write_list_or_create(client, key)
     else:
         db.data.touch(key)
     head = found.left  # a long list's loose head, reversed: its last element is the first
-    if head is not None and len(args) == 3:
+    if head is not None and found.lp == -1 and len(args) == 3:  # a long quicklist
         head.append(args[2])
         size = found.size = found.size + 1
         if len(head) >= PACK_AT:
@@ -198,11 +203,11 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(db, key)
+        found = _write_list_or_create(client, key)
     else:
         db.data.touch(key)
     tail = found.right  # a long list's loose tail
-    if tail is not None and len(args) == 3:
+    if tail is not None and found.lp == -1 and len(args) == 3:  # a long quicklist
         tail.append(args[2])
         size = found.size = found.size + 1
         if len(tail) >= PACK_AT:
@@ -262,7 +267,7 @@ def _pop_one(client: Session, args: list[bytes], left: bool) -> bytes:
     else:
         db.data.touch(key)
     end = found.left if left else found.right  # a long list's loose end, if not empty
-    if end:
+    if end and found.lp == -1:  # a long quicklist: nothing to count (brook.types.lists)
         element = end.pop()
         size = found.size = found.size - 1
     else:
@@ -365,7 +370,7 @@ def move_reply(client: Session, source: bytes, destination: bytes, from_left: bo
     target = _write_list(db, destination)
     element = found.popleft() if from_left else found.pop()
     if target is None:
-        target = _write_list_or_create(db, destination)
+        target = _write_list_or_create(client, destination)
     if to_left:
         target.appendleft(element)
     else:
@@ -461,7 +466,7 @@ def movem_reply(client: Session, source: bytes, destination: bytes, from_left: b
     else:
         arranged = popped if from_left else popped[::-1]
     if target is None:
-        target = _write_list_or_create(db, destination)
+        target = _write_list_or_create(client, destination)
     if to_left:
         target.extendleft(arranged[::-1])
     else:
@@ -666,6 +671,8 @@ def _lpos_options(args: list[bytes]) -> tuple[int, int, int]:
         has_value = position + 1 < len(args)
         if option == b"rank" and has_value:
             rank = parse_int(args[position + 1])
+            if rank == LONG_MIN:  # Redis 7.2+: -LONG_MIN would overflow its negation
+                raise CommandError(RANK_RANGE)
             if rank == 0:
                 raise CommandError(RANK_ZERO)
         elif option == b"count" and has_value:
@@ -698,15 +705,12 @@ def lpos(client: Session, args: list[bytes]) -> bytes:
     found = _read_list(client.db, args[1])
     if found is None:
         return resp.EMPTY_ARRAY if count != -1 else resp.null(client.protocol)
-    # Redis negates a negative rank in a C long: -LONG_MIN stays LONG_MIN, so every match
-    # qualifies and COUNT never stops the scan (what the 7.0 server answers).
-    wraps = rank == LONG_MIN
-    skip = 0 if wraps else abs(rank) - 1
+    skip = abs(rank) - 1
     positions = _match_positions(found, args[2], rank < 0, maxlen)
     if count == -1:
         first = next(islice(positions, skip, None), None)
         return resp.null(client.protocol) if first is None else resp.integer(first)
-    stop = None if count == 0 or wraps else skip + count
+    stop = None if count == 0 else skip + count
     return _integers(list(islice(positions, skip, stop)))
 
 
@@ -729,6 +733,7 @@ def lset(client: Session, args: list[bytes]) -> bytes:
     if found is None:
         raise CommandError(NO_SUCH_KEY)
     index = parse_int(args[2])
+    found.growing([args[3]])  # Redis converts first, even for an index out of range
     if not -len(found) <= index < len(found):
         raise CommandError(INDEX_OUT_OF_RANGE)
     found[index] = args[3]
@@ -754,6 +759,7 @@ def linsert(client: Session, args: list[bytes]) -> bytes:
     found = _write_list(db, key)
     if found is None:
         return resp.ZERO
+    found.growing([args[4]])  # Redis converts first, even when the pivot is missing
     try:
         pivot = found.index(args[3])
     except ValueError:
@@ -772,6 +778,8 @@ def linsert(client: Session, args: list[bytes]) -> bytes:
 )
 def lrem(client: Session, args: list[bytes]) -> bytes:
     limit = parse_int(args[2])
+    if limit == LONG_MIN:  # Redis 8.0+: its negation would overflow (as LPOS's RANK)
+        raise CommandError(RANK_RANGE)
     db = client.db
     key = args[1]
     found = _write_list(db, key)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from brook.commands.args import LONG_MAX, parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command, of_type
-from brook.notify import SET, emptied, stored, written
+from brook.notify import SET, created, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.set import HASHTABLE, INTSET, LISTPACK, SetValue
@@ -41,9 +41,10 @@ def _write_set(db: Database, key: bytes) -> SetValue | None:
     return of_type(db.lookup(key), SetValue)  # type: ignore[return-value]
 
 
-def _add_key(db: Database, key: bytes, value: SetValue) -> None:
+def _add_key(client: Session, key: bytes, value: SetValue) -> None:
     """A new set under ``key`` (lookup already removed any expired value and its TTL)."""
-    db.data[key] = value
+    created(client, key)
+    client.db.data[key] = value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,7 +67,7 @@ def sadd(client: Session, args: list[bytes]) -> bytes:
     members = _write_set(db, key)
     if members is None:
         members = SetValue.create(args[2], len(args) - 2, config)
-        _add_key(db, key, members)
+        _add_key(client, key, members)
     else:
         members.prepare(len(args) - 2, config)
     added = 0
@@ -129,7 +130,7 @@ def smove(client: Session, args: list[bytes]) -> bytes:
         emptied(client, source_key)
     if destination is None:
         destination = SetValue.create(member, 1, config)
-        _add_key(db, destination_key, destination)
+        _add_key(client, destination_key, destination)
     assert isinstance(destination, SetValue)
     if destination.add(member, config):
         written(client, destination_key, SET, b"sadd")

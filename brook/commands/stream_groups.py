@@ -451,12 +451,15 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
         suppress(client)  # persisted as its effects (claims, positions, consumers) alone
     log: list[int] | None = None
     position = (0, 0)  # the group's (last_id, entries_read) before the read, when persisting
-    changed = False  # a consumer created, or pending entries of deleted entries dropped
+    # Redis's dirty count: one per consumer created and one per stream whose read propagated
+    # something (new entries, claims); a history read changes delivery counts only, which
+    # Redis neither propagates nor counts (Brook persists them, but the count stays Redis's).
+    dirty = 0
     for key, stream, group, after in targets:
         # Since Redis 7.2 every read creates the consumer and counts as an attempt (seen-time).
         if parsed.consumer not in group.consumers:
             notify(client, STREAM, b"xgroup-createconsumer", key)
-            changed = True
+            dirty += 1
             if propagating:
                 propagate(client, _consumer_effect(key, group, parsed.consumer))
         consumer = group.consumer(parsed.consumer, now)
@@ -473,7 +476,7 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
             n, pieces = _claim(stream, group, consumer, parsed.claim, parsed.count, now, budget,
                                log)
             if len(group.pel) != pending:
-                changed = True  # entries gone from the stream left the PEL
+                dirty += 1  # entries gone from the stream left the PEL
                 db.modified(key)
             more = parsed.count - n if parsed.count else 0
             if not parsed.count or more > 0:
@@ -491,24 +494,26 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
             _propagate_claims(client, key, group, parsed.consumer, log)
             if (group.last_id, group.entries_read) != position:
                 propagate(client, _position_effect(key, group))
-        if n:
+        # active-time is the last read that put entries into the PEL (Redis sets it where a
+        # NACK is created or claimed): not a NOACK read, not a history read.
+        if n and after == _NEW_ENTRIES and (not parsed.noack or parsed.claim is not None):
             consumer.active_time = now
-        elif after == _NEW_ENTRIES:
+        if not n and after == _NEW_ENTRIES:
             continue  # MAXCOUNT/MAXSIZE already spent on earlier streams
         served.append((key, n, pieces))
+        if after == _NEW_ENTRIES:
+            dirty += 1
         db.modified(key)
         if db.blocking:
             blocking.pending_changed(db, key)
+    server.dirty += dirty
     if not served:
-        if changed:
-            server.dirty += 1
         if parsed.block is None:
             return resp.null_array(client.protocol)
         reply = blocking.block(client, COMMANDS["xreadgroup"], args, list(keys),
                                blocking.GROUP, parsed.block, group=group_name,
                                claim=parsed.claim)
         return reply  # parked: the dispatcher persists what this run declared (a consumer)
-    server.dirty += 1
     proto = client.protocol
     out = [b"*%d\r\n" % len(served) if proto == 2 else b"%%%d\r\n" % len(served)]
     for key, n, pieces in served:

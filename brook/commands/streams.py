@@ -41,7 +41,7 @@ from brook.commands.stream_args import (
 )
 from brook.commands.timeouts import parse_timeout
 from brook.keyspace import command_ms, now_ms
-from brook.notify import STREAM, notify, written
+from brook.notify import STREAM, created, notify, written
 from brook.persistence.aof import encode_xadd
 from brook.persistence.effects import PERSISTED, propagate
 from brook.protocol import resp
@@ -83,6 +83,7 @@ def _new_stream(client: Session, key: bytes) -> Stream:
     config = client.server.config
     stream = Stream(config.stream_node_max_entries, config.stream_node_max_bytes)
     db = client.db
+    created(client, key)
     db.data[key] = stream  # lookup already removed any expired value and its TTL
     return stream
 

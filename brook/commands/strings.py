@@ -31,7 +31,7 @@ from brook.commands.registry import (
     command,
 )
 from brook.keyspace import expiry_now, now_ms
-from brook.notify import GENERIC, STRING, notify, written
+from brook.notify import GENERIC, NEW, STRING, created, creating, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int, short_decimal
@@ -140,6 +140,8 @@ def set_(client: Session, args: list[bytes]) -> bytes:
         return _set_with_options(client, args)
     db = client.db
     key = args[1]
+    if client.server.config.notify_keyspace_events & NEW:
+        creating(client, key)
     db.data[key] = args[2]
     if db.expires:
         _forget_ttl(db, key)
@@ -226,6 +228,8 @@ def _set_with_options(client: Session, args: list[bytes]) -> bytes:
         found = db.lookup(key) is not None
     if (flags & _NX and found) or (flags & _XX and not found):
         return reply if flags & _GET else resp.null(client.protocol)
+    if not found:
+        created(client, key)
     db.set(key, args[2], keep_ttl=bool(flags & _KEEPTTL))
     written(client, key, STRING, b"set")
     if deadline is not None:
@@ -245,6 +249,7 @@ def setnx(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     if db.lookup(args[1]) is not None:
         return resp.ZERO
+    created(client, args[1])
     db.set(args[1], args[2])
     written(client, args[1], STRING, b"set")
     return resp.ONE
@@ -255,7 +260,8 @@ def _set_expiring(client: Session, args: list[bytes], unit_flag: int, name: str)
     deadline = expire_deadline(args[2], unit_flag, name)
     db = client.db
     key = args[1]
-    db.lookup(key)  # an expired previous value counts as expired, as in Redis
+    if db.lookup(key) is None:  # an expired previous value counts as expired, as in Redis
+        created(client, key)
     db.set(key, args[3])
     db.set_expire(key, deadline)
     written(client, key, STRING, b"set")
@@ -295,6 +301,8 @@ def psetex(client: Session, args: list[bytes]) -> bytes:
 def getset(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     old = string_value(db, args[1], counted=True)
+    if old is None:
+        created(client, args[1])
     db.set(args[1], args[2])
     written(client, args[1], STRING, b"set")
     return resp.bulk_or_null(old, client.protocol)
@@ -381,24 +389,26 @@ def mset(client: Session, args: list[bytes]) -> bytes:
     if not len(args) & 1:
         _pairs_arity_check(args, "mset")
     db = client.db
-    if not db.expires and not db.watchers and not db.field_indexes and not db.blocking:
+    events = client.server.config.notify_keyspace_events
+    if not (events or db.expires or db.watchers or db.field_indexes or db.blocking):
         data = db.data
         for index in range(1, len(args), 2):
             data[args[index]] = args[index + 1]
-    else:
+    else:  # per key, as Redis: its "new" event (when enabled), the store, its "set" event
         data = db.data
         expires = db.expires
         watchers = db.watchers
         for index in range(1, len(args), 2):
             key = args[index]
+            if events & NEW:
+                creating(client, key)
             data[key] = args[index + 1]
             if expires:
                 _forget_ttl(db, key)
             if watchers or db.field_indexes or db.blocking:
                 db.modified(key, ready=True)
-    if client.server.config.notify_keyspace_events:
-        for key in args[1::2]:
-            notify(client, STRING, b"set", key)
+            if events:
+                notify(client, STRING, b"set", key)
     client.server.dirty += len(args) >> 1  # the keys' signals were sent above, in the loop
     return OK
 
@@ -418,6 +428,7 @@ def msetnx(client: Session, args: list[bytes]) -> bytes:
         if db.lookup(key) is not None:
             return resp.ZERO
     for key, value in zip(keys, args[2::2], strict=True):
+        created(client, key)
         db.set(key, value)
         written(client, key, STRING, b"set")
     return resp.ONE
@@ -466,6 +477,8 @@ def incr(client: Session, args: list[bytes]) -> bytes:
         if number == LONG_MAX:
             raise CommandError(OVERFLOW)
     reply = b":%d\r\n" % (number + 1)
+    if value is None:
+        created(client, key)
     db.data[key] = reply[1:-2]  # the TTL is kept
     written(client, key, STRING, b"incrby")
     return reply
@@ -479,6 +492,8 @@ def incr_by(client: Session, key: bytes, delta: int) -> bytes:
     number = current + delta
     if not LONG_MIN <= number <= LONG_MAX:
         raise CommandError(OVERFLOW)
+    if value is None:
+        created(client, key)
     db.data[key] = b"%d" % number
     written(client, key, STRING, b"incrby")
     return resp.integer(number)
@@ -537,6 +552,8 @@ def incrbyfloat(client: Session, args: list[bytes]) -> bytes:
     if total is None:
         raise CommandError(NAN_OR_INFINITY)
     text = format_long_double(total)
+    if value is None:
+        created(client, key)
     db.data[key] = text  # the TTL is kept
     written(client, key, STRING, b"incrbyfloat")
     # The result, not the addition: replay must not depend on float arithmetic (as Redis).
@@ -571,6 +588,7 @@ def append(client: Session, args: list[bytes]) -> bytes:
     suffix = args[2]
     value = string_value(db, key)
     if value is None:
+        created(client, key)
         db.data[key] = suffix  # a new key is stored like SET stores it
         length = len(suffix)
     else:
@@ -658,6 +676,7 @@ def setrange(client: Session, args: list[bytes]) -> bytes:
             return resp.ZERO  # nothing to write: no key is created
         _check_length(client, offset, len(patch))
         value = bytearray(offset)
+        created(client, key)
         db.data[key] = value
     else:
         if not patch:

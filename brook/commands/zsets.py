@@ -29,7 +29,7 @@ from brook.commands.zset_args import (
     score_reply,
     write_zset,
 )
-from brook.notify import ZSET, emptied, stored, written
+from brook.notify import ZSET, created, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.zset import SortedSet, key_score
@@ -103,6 +103,7 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
         if flags & _XX:
             return resp.null(client.protocol) if incr else resp.ZERO
         zset = SortedSet.create(elements, len(args[position + 1]), config)
+        created(client, key)
         db.data[key] = zset
     elif type(zset) is not SortedSet:
         raise CommandError(WRONGTYPE)

@@ -535,6 +535,7 @@ def _read_list(r: _Reader) -> ListValue:
     if form == 0:
         value.data = r.blob()
         value.size = size
+        value.encode_auto()  # Redis's rdbLoad: LIST_CONV_AUTO under the current limit
         return value
     left = r.strings()
     counts = r.column("Q", r.u64())
@@ -548,6 +549,7 @@ def _read_list(r: _Reader) -> ListValue:
     value.data = deque(zip(counts.tolist(), chunks, strict=True))
     value.left = left
     value.right = right
+    value.encode_auto()
     return value
 
 

@@ -5,7 +5,8 @@ length, its bytes and a back-length: an 11-byte element costs 13 bytes. A ``dequ
 ``bytes`` (Brook's first list) paid a 33-byte object header and an 8-byte slot for every
 element instead: 55 bytes per 11-byte element in a long list, 132 per element in lists of ten
 (key included; Redis: 13.1 and 26.6). Python objects are the cost, so a list keeps as few of
-them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RSS).
+them as it can. Now: 13.6 and 34.8 bytes per element (``INFO memory`` growth, RSS), 39.6 for
+lists of ten since the slot that records Redis's encoding (pure build, keys included).
 
 * **Small lists** (packed form at most ``SMALL_BYTES``) are one immutable ``bytes`` held by
   the value object, in listpack style: every element is a length byte, the element, the length
@@ -52,10 +53,32 @@ A long list that shrinks to ``SHRINK_SIZE`` elements or fewer takes the small fo
 it next refills an end or loses elements in bulk (LPOP/RPOP with a count, LTRIM, LREM): not on
 the pop path itself, which stays a list pop. A list drained to nothing is deleted anyway.
 
-OBJECT ENCODING: Redis 7.0 reports ``quicklist`` for every list; Redis 7.2 and later report
-``listpack`` while a list is small (``list-max-listpack-size``). The parity server installed
-for the tests is 7.0, so Brook reports ``quicklist``, which is also what any list of 7.2+
-becomes once it grows past the listpack limit.
+OBJECT ENCODING follows Redis 7.2+ (Redis 7.0 reported ``quicklist`` for every list), apart
+from how Brook stores the list. Redis keeps a list as one listpack until a push would take it
+past ``list-max-listpack-size`` (bytes when negative, entries when positive: ``quicklistNode
+ExceedsLimit``), then as a quicklist, which becomes a listpack again when a removal leaves its
+one node within *half* the limit (hysteresis). The value's ``lp`` tells which, in one int:
+
+* ``lp > 0``: listpack, and ``lp`` is the byte size Redis's listpack would have (7 bytes of
+  header and end, then each element's entry: :func:`entry_size`), kept exact on every change,
+  so the growth test is one comparison;
+* ``lp == 0``: listpack, in Brook's small form, bytes not counted: the small form is at most
+  ``SMALL_BYTES`` and a listpack entry at most 2 bytes longer than its small-form entry, so
+  ``7 + len(data) + 2 * size`` bounds the listpack's bytes, far below every byte limit; the
+  count starts (exactly, once) when that bound comes near a limit or the list takes the long
+  form. Pushes and pops of a small list, the queue's usual state, count nothing;
+* ``lp <= -2``: quicklist, with ``-2 - lp`` those bytes as if in one node, kept while the list
+  is short enough (:attr:`ListpackLimit.track` elements) for a removal to bring it back;
+* ``lp == -1``: quicklist, too long for that; nothing is counted. This is the state of the
+  hot paths (:mod:`brook.commands.lists` takes them only then), so a long list's pushes and pops
+  cost what they did. A pop may take such a list below ``track`` without counting; the next
+  method call (an end's refill at the latest, within ``2 * PACK_AT`` pops, which ``track``
+  allows for) starts counting before the list can be small enough to convert.
+
+Redis converts back only when the quicklist has a single node; Brook does not model nodes and
+takes the whole list's bytes for that node's, which is the same while a list is pushed and
+popped at its ends, and can convert a little early after LINSERTs split nodes or when a node at
+each end survives. CONFIG SET of the limit applies to the next change of each list, as in Redis.
 """
 
 from __future__ import annotations
@@ -67,6 +90,7 @@ from itertools import accumulate
 from typing import Final
 
 from brook import keyspace
+from brook.types.lpsize import string_size
 from brook.types.packing import pack_items, unpack_items
 
 SMALL_BYTES = 1024  # the packed form of a small list is at most this long
@@ -80,6 +104,70 @@ _LONG: Final = 254  # length byte of a small list's long element (2-byte length 
 _MARKS: Final = [bytes((n,)) for n in range(_LONG)]
 
 Node = tuple[int, bytes]  # (element count, chunk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Redis's encoding: the listpack limit and entry sizes
+# ---------------------------------------------------------------------------------------------
+
+LISTPACK_EMPTY: Final = 7  # a listpack's header (total bytes, count) and end byte
+_SAFETY_LIMIT: Final = 8192  # quicklist.c's SIZE_SAFETY_LIMIT: a count-limited node's bytes
+_SIZE_LEVELS: Final = (4096, 8192, 16384, 32768, 65536)  # fill -1 ... -5 (and below)
+
+
+def entry_size(element: bytes) -> int:
+    """Bytes of ``element`` as a listpack entry (header, data, back-length): an integer's
+    encoding when it reads as one, as ``lpAppend`` stores it. Short strings that cannot be
+    integers (the usual element) take the short way."""
+    size = len(element)
+    if size < 64 and (not size or element[0] > 57 or (element[0] < 48 and element[0] != 45)):
+        return size + 2
+    return string_size(element)
+
+
+class ListpackLimit:
+    """``list-max-listpack-size`` as ``quicklistNodeLimit`` reads it: a byte limit (``size``,
+    fill < 0) or an entry limit (``count``, fill >= 0; nodes then also stay within 8 KiB)."""
+
+    __slots__ = ("fill", "size", "count", "track", "room")
+
+    def __init__(self, fill: int = -2) -> None:
+        self.fill = fill
+        self.size = -1  # -1: no byte limit
+        self.count = -1  # -1: no entry limit
+        self.track = 0
+        self.room = -1
+        self.set(fill)
+
+    def set(self, fill: int) -> None:
+        self.fill = fill
+        if fill >= 0:
+            self.size, self.count = -1, fill or 1
+            back = self.count // 2  # entries at which a quicklist may turn back
+        else:
+            self.size, self.count = _SIZE_LEVELS[min(-fill, len(_SIZE_LEVELS)) - 1], -1
+            back = (self.size // 2 - LISTPACK_EMPTY) // 2  # every entry is 2 bytes at least
+        # A quicklist this short counts its bytes: see the module docstring for the margin.
+        self.track = back + 2 * PACK_AT
+        # The longest element a push may add to a small listpack without any test: a small
+        # form's listpack is at most 7 + 2 * SMALL_BYTES bytes (module docstring).
+        self.room = self.size - LISTPACK_EMPTY - 2 * SMALL_BYTES if self.size >= 0 else -1
+
+    def exceeds(self, nbytes: int, count: int) -> bool:
+        """Would a listpack of ``nbytes`` and ``count`` entries be past the limit?"""
+        if self.size >= 0:
+            return nbytes > self.size
+        return nbytes > _SAFETY_LIMIT or count > self.count
+
+    def fits(self, nbytes: int, count: int, shrinking: bool) -> bool:
+        """May a quicklist of ``nbytes`` (as one node) and ``count`` entries be a listpack?
+        Within half the limit after a removal (``shrinking``), the whole limit otherwise."""
+        if self.size >= 0:
+            return nbytes <= (self.size >> 1 if shrinking else self.size)
+        return nbytes <= _SAFETY_LIMIT and count <= (self.count >> 1 if shrinking else self.count)
+
+
+LIMIT: Final = ListpackLimit()  # the server's setting (brook.server applies CONFIG SET to it)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,19 +350,22 @@ class ListValue:
     a non-empty end, adjusting ``size`` themselves. A method call and a one-element slice cost
     more than the whole push otherwise does. Holding the ends in the value itself (rather than
     in an object of their own) spares those paths a load and a type test, for 16 bytes more
-    per list.
+    per list. ``lp`` is Redis's encoding and listpack bytes (module docstring); those paths
+    are taken only while it is -1 (a long quicklist, where nothing is counted).
     """
 
-    __slots__ = ("size", "data", "left", "right")
+    __slots__ = ("size", "data", "left", "right", "lp")
 
     def __init__(self, items: Iterable[bytes] = ()) -> None:
         self.size = 0
         self.data: bytes | deque[Node] = b""
         self.left: list[bytes] | None = None
         self.right: list[bytes] | None = None
+        self.lp = 0  # Redis's encoding and byte count (module docstring): a small listpack
         items = list(items)
         if items:
             self._assign(items)
+            self.encode_auto()
 
     def _assign(self, items: list[bytes]) -> None:
         """Hold exactly ``items`` (a list the value may keep), in the form their size calls
@@ -314,6 +405,110 @@ class ListValue:
             if packed is not None:
                 self.data = packed
                 self.left = self.right = None
+
+    # -- Redis's encoding (module docstring) ------------------------------------------------------
+
+    def is_listpack(self) -> bool:
+        return self.lp >= 0
+
+    def _measure(self) -> int:
+        """The list's bytes as one listpack, counted element by element."""
+        return LISTPACK_EMPTY + sum(map(entry_size, self._elements()))
+
+    def encode_auto(self) -> None:
+        """Redis's LIST_CONV_AUTO, for a list built whole (SORT ... STORE, a snapshot): a
+        listpack when it fits the whole limit, a quicklist otherwise."""
+        limit = LIMIT
+        size = self.size
+        bound = limit.count if limit.size < 0 else (limit.size - LISTPACK_EMPTY) >> 1
+        if size > bound and size > limit.track:
+            self.lp = -1
+            return
+        nbytes = self._measure()
+        if limit.fits(nbytes, size, False):
+            self.lp = 0 if self.left is None else nbytes
+        else:
+            self.lp = -2 - nbytes if size <= limit.track else -1
+
+    def growing(self, items: list[bytes]) -> None:
+        """Before ``items`` go in (listTypeTryConversionAppend): a listpack they would take
+        past the limit becomes a quicklist. Redis adds their lengths, not their entry sizes.
+        LINSERT and LSET call it before they know whether anything goes in (a missing pivot,
+        an index out of range), as Redis does; a second call changes nothing."""
+        lp = self.lp
+        if lp == 0:  # a small listpack: the bound first (module docstring)
+            limit = LIMIT
+            added = sum(map(len, items))
+            count = self.size + len(items)
+            bound = LISTPACK_EMPTY + len(self.data) + 2 * self.size + added
+            if bound <= (limit.size if limit.size >= 0 else _SAFETY_LIMIT) and (
+                    limit.count < 0 or count <= limit.count):
+                return
+            lp = self._measure()
+            self.lp = -2 - lp if limit.exceeds(lp + added, count) else lp
+        elif lp > 0 and LIMIT.exceeds(lp + sum(map(len, items)), self.size + len(items)):
+            self.lp = -2 - lp
+
+    def _grown(self, items: list[bytes]) -> None:
+        """After ``items`` went in: count their bytes (a quicklist past ``track`` stops)."""
+        lp = self.lp
+        if lp == 0:
+            if self.left is not None:  # the push took the long form: count from now on
+                self.lp = self._measure()
+        elif lp > 0:
+            self.lp = lp + sum(map(entry_size, items))
+        elif lp != -1:
+            self.lp = -1 if self.size > LIMIT.track else lp - sum(map(entry_size, items))
+
+    def _shrunk(self, removed: int) -> None:
+        """After entries of ``removed`` bytes went (-1: count again): a quicklist within half
+        the limit becomes a listpack (listTypeTryConversion, shrinking)."""
+        lp = self.lp
+        if lp >= 0:
+            if lp:
+                self.lp = 0 if self.left is None else (
+                    lp - removed if removed >= 0 else self._measure())
+            return
+        limit = LIMIT
+        size = self.size
+        if lp == -1:
+            if size > limit.track:
+                return
+            nbytes = self._measure()
+        else:
+            nbytes = -2 - lp - removed if removed >= 0 else self._measure()
+        if limit.fits(nbytes, size, True):
+            self.lp = 0 if self.left is None else nbytes
+        else:
+            self.lp = -2 - nbytes
+
+    def _popped(self, element: bytes) -> None:
+        """After one element was popped."""
+        if self.lp == 0:
+            return
+        if self.lp == -1:
+            if self.size <= LIMIT.track:
+                self._shrunk(-1)
+        else:
+            self._shrunk(entry_size(element))
+
+    def _replaced(self, old: bytes, new: bytes) -> None:
+        """After LSET put ``new`` where ``old`` was (it tried the growth first)."""
+        lp = self.lp
+        if lp >= 0:
+            if lp:
+                self.lp = lp - entry_size(old) + entry_size(new)
+            elif self.left is not None:  # a long element took the long form: count now
+                self.lp = self._measure()
+        elif lp == -1:
+            if self.size <= LIMIT.track:
+                self._shrunk(-1)
+        else:
+            nbytes = -2 - lp - entry_size(old) + entry_size(new)
+            if LIMIT.fits(nbytes, self.size, True):
+                self.lp = 0 if self.left is None else nbytes
+            else:
+                self.lp = -2 - nbytes
 
     # -- long lists: packing and unpacking the ends ----------------------------------------------
 
@@ -546,27 +741,39 @@ class ListValue:
 
     def extend(self, items: list[bytes]) -> int:
         """RPUSH: append ``items`` in order; returns the new length."""
+        lp = self.lp
+        if lp or len(items) != 1 or len(items[0]) > LIMIT.room:
+            self.growing(items)
         right = self.right
         if right is None:
-            return self._push_small(items, False)
-        right += items
-        size = self.size + len(items)
-        self.size = size
-        if len(right) >= PACK_AT:
-            self.pack_right()
+            size = self._push_small(items, False)
+        else:
+            right += items
+            size = self.size + len(items)
+            self.size = size
+            if len(right) >= PACK_AT:
+                self.pack_right()
+        if self.lp or self.left is not None:  # (a small listpack that stayed so counts nothing)
+            self._grown(items)
         return size
 
     def extendleft(self, items: list[bytes]) -> int:
         """LPUSH: prepend ``items`` one by one (so the last ends up first, as
         ``deque.extendleft`` does); returns the new length."""
+        lp = self.lp
+        if lp or len(items) != 1 or len(items[0]) > LIMIT.room:
+            self.growing(items)
         left = self.left
         if left is None:
-            return self._push_small(items, True)
-        left += items
-        size = self.size + len(items)
-        self.size = size
-        if len(left) >= PACK_AT:
-            self.pack_left()
+            size = self._push_small(items, True)
+        else:
+            left += items
+            size = self.size + len(items)
+            self.size = size
+            if len(left) >= PACK_AT:
+                self.pack_left()
+        if self.lp or self.left is not None:
+            self._grown(items)
         return size
 
     def _push_small(self, items: list[bytes], left: bool) -> int:
@@ -608,38 +815,50 @@ class ListValue:
         right = self.right
         if right:
             self.size -= 1
-            return right.pop()
-        if right is not None:
+            element = right.pop()
+        elif right is not None:
             return self._pop_refilled(False)
-        data = self.data
-        assert type(data) is bytes
-        mark = data[-1]  # IndexError when empty
-        self.size -= 1
-        if mark < _LONG:
-            self.data = data[:-2 - mark]
-            return data[-1 - mark:-1]
-        length = data[-3] | data[-2] << 8
-        self.data = data[:-6 - length]
-        return data[-3 - length:-3]
+        else:
+            data = self.data
+            assert type(data) is bytes
+            mark = data[-1]  # IndexError when empty
+            self.size -= 1
+            if mark < _LONG:
+                self.data = data[:-2 - mark]
+                element = data[-1 - mark:-1]
+            else:
+                length = data[-3] | data[-2] << 8
+                self.data = data[:-6 - length]
+                element = data[-3 - length:-3]
+        lp = self.lp
+        if lp and (lp != -1 or self.size <= LIMIT.track):  # (see the module docstring)
+            self._popped(element)
+        return element
 
     def popleft(self) -> bytes:
         """LPOP: remove and return the first element (IndexError when there is none)."""
         left = self.left
         if left:
             self.size -= 1
-            return left.pop()
-        if left is not None:
+            element = left.pop()
+        elif left is not None:
             return self._pop_refilled(True)
-        data = self.data
-        assert type(data) is bytes
-        mark = data[0]
-        self.size -= 1
-        if mark < _LONG:
-            self.data = data[mark + 2:]
-            return data[1:mark + 1]
-        length = data[1] | data[2] << 8
-        self.data = data[length + 6:]
-        return data[3:length + 3]
+        else:
+            data = self.data
+            assert type(data) is bytes
+            mark = data[0]
+            self.size -= 1
+            if mark < _LONG:
+                self.data = data[mark + 2:]
+                element = data[1:mark + 1]
+            else:
+                length = data[1] | data[2] << 8
+                self.data = data[length + 6:]
+                element = data[3:length + 3]
+        lp = self.lp
+        if lp and (lp != -1 or self.size <= LIMIT.track):
+            self._popped(element)
+        return element
 
     def _pop_refilled(self, left: bool) -> bytes:
         """A pop from a long list whose end ran dry: refill it first. This is also where a
@@ -650,6 +869,7 @@ class ListValue:
         element = self._refill_left().pop() if left else self._refill_right().pop()
         self.size -= 1
         self._maybe_shrink()
+        self._popped(element)
         return element
 
     def popmany(self, count: int, left: bool) -> list[bytes]:
@@ -672,21 +892,28 @@ class ListValue:
                 taken.reverse()
                 rest = items[:size - count]
             self._assign(rest)
-            return taken
-        taken = self._take_left(count, True) if left else self._take_right(count, True)
-        self.size = size - count
-        self._maybe_shrink()
+        else:
+            taken = self._take_left(count, True) if left else self._take_right(count, True)
+            self.size = size - count
+            self._maybe_shrink()
+        lp = self.lp
+        if lp > 0 or lp < -1:
+            self._shrunk(sum(map(entry_size, taken)))
+        elif lp == -1 and self.size <= LIMIT.track:
+            self._shrunk(-1)
         return taken
 
     def clear(self) -> None:
         self.size = 0
         self.data = b""
         self.left = self.right = None
+        self.lp = 0
 
     def copy(self) -> ListValue:
         """An independent copy (COPY): chunks are immutable, so only containers are copied."""
         twin = ListValue()
         twin.size = self.size
+        twin.lp = self.lp
         data = self.data
         if type(data) is bytes:
             twin.data = data
@@ -721,31 +948,49 @@ class ListValue:
         return _read(self.data[position][1])[offset]  # type: ignore[index]
 
     def __setitem__(self, index: int, element: bytes) -> None:
-        """LSET: O(1) at the ends, otherwise one chunk rewritten."""
+        """LSET: O(1) at the ends, otherwise one chunk rewritten. As Redis, the growth test
+        comes first (the new element's length added to the listpack's bytes), the test for a
+        return to listpack after."""
         index = self._index(index)
+        self.growing([element])
+        self._replaced(self._put(index, element), element)
+
+    def _put(self, index: int, element: bytes) -> bytes:
+        """Replace element ``index`` (in range); returns the one it replaced."""
         left, right = self.left, self.right
         if left is None or right is None:
             items = _decode_small(self.data)  # type: ignore[arg-type]
+            old = items[index]
             items[index] = element
             self._assign(items)
-            return
+            return old
         if index < len(left):
+            old = left[-1 - index]
             left[-1 - index] = element
-            return
+            return old
         back = self.size - 1 - index
         if back < len(right):
+            old = right[-1 - back]
             right[-1 - back] = element
-            return
+            return old
         position, offset = self._seek(index - len(left), self.size - len(left) - len(right))
         items = unpack_items(self.data[position][1])  # type: ignore[index]
+        old = items[offset]
         items[offset] = element
         self._replace_chunk(position, items)
+        return old
 
     def insert(self, index: int, element: bytes) -> None:
         """Put ``element`` at position ``index`` (0 to ``len``, LINSERT's pivot or after)."""
         size = self.size
         if not 0 <= index <= size:
             raise IndexError("list index out of range")
+        self.growing([element])
+        self._insert(index, element)
+        self._grown([element])
+
+    def _insert(self, index: int, element: bytes) -> None:
+        size = self.size
         left, right = self.left, self.right
         if left is None or right is None:
             items = _decode_small(self.data)  # type: ignore[arg-type]
@@ -799,13 +1044,14 @@ class ListValue:
             return 0
         if self.left is None:
             self._assign(self._elements()[start:stop])
-            return removed
-        if start:
-            self._take_left(start, False)
-        if size - stop:
-            self._take_right(size - stop, False)
-        self.size = stop - start
-        self._maybe_shrink()
+        else:
+            if start:
+                self._take_left(start, False)
+            if size - stop:
+                self._take_right(size - stop, False)
+            self.size = stop - start
+            self._maybe_shrink()
+        self._shrunk(-1)
         return removed
 
     # -- by value -------------------------------------------------------------------------------
@@ -859,6 +1105,7 @@ class ListValue:
             kept, removed = _without(self._elements(), element, budget, backward)
             if removed:
                 self._assign(kept)
+                self._shrunk(removed * entry_size(element))
             return removed
         left, right = self.left[::-1], self.right  # both in order
         if backward:
@@ -899,12 +1146,15 @@ class ListValue:
             self.left, self.data, self.right = left, nodes, right
             self.size -= removed
             self._maybe_shrink()
+            self._shrunk(removed * entry_size(element))
         return removed
 
 
 def list_encoding(value: object) -> str:
-    """What OBJECT ENCODING and DEBUG OBJECT report for a list (Redis 7.0: always quicklist)."""
-    return "quicklist"
+    """What OBJECT ENCODING and DEBUG OBJECT report for a list (Redis 7.2+; 7.0 said quicklist
+    for every list)."""
+    assert isinstance(value, ListValue)
+    return "listpack" if value.lp >= 0 else "quicklist"
 
 
 keyspace.TYPE_NAMES[ListValue] = "list"
