@@ -35,6 +35,7 @@ FAMILIES = (
     "scripting",
     "replication",
     "cluster",
+    "modules",
 )
 
 

@@ -45,9 +45,17 @@ _ADMIN_ACL = "@admin @slow @dangerous"
 
 
 def protected_action_allowed(setting: str, client: Session) -> bool:
-    """``yes``, or ``local`` from a loopback/Unix connection (enable-debug-command and
-    enable-protected-configs)."""
+    """``yes``, or ``local`` from a loopback/Unix connection (enable-debug-command,
+    enable-module-command and enable-protected-configs)."""
     return setting == "yes" or (setting == "local" and client.is_local())
+
+
+def protected_command_error(name: str, setting: str) -> CommandError:
+    """Redis's refusal of a protected command (DEBUG, MODULE LOAD...) its setting forbids."""
+    return CommandError(
+        f'ERR {name} command not allowed. If the {setting} option is set to "local", you can '
+        "run it from a local connection, otherwise you need to set this option in the "
+        "configuration file, and then restart the server.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,11 +538,6 @@ def lastsave(client: Session, args: list[bytes]) -> bytes:
 # DEBUG
 # ---------------------------------------------------------------------------------------------
 
-_DEBUG_DISABLED = (
-    'ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you '
-    "can run it from a local connection, otherwise you need to set this option in the "
-    "configuration file, and then restart the server."
-)
 
 
 _C_INTEGER_PREFIX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
@@ -708,7 +711,7 @@ _DEBUG_HELP = [
 def debug(client: Session, args: list[bytes]) -> bytes:
     """One command whose first argument picks the action, as in Redis (not a container)."""
     if not protected_action_allowed(client.server.config.enable_debug_command, client):
-        raise CommandError(_DEBUG_DISABLED)
+        raise protected_command_error("DEBUG", "enable-debug-command")
     name = args[1].lower()
     if name == b"help" and len(args) == 2:
         return help_reply(args, _DEBUG_HELP)
