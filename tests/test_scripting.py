@@ -1223,3 +1223,98 @@ def test_a_failed_snapshot_refuses_writes_and_writing_scripts(r) -> None:
     r.bgsave()
     assert _snapshot_settled(r)["rdb_last_bgsave_status"] == "ok"
     assert r.set("x", "v") is True
+
+
+# Errors a script catches with pcall, between FUNCTION LOADs. Each caught error crosses from
+# Python into Lua as a wrapper the collector later frees; the compiler's helper was handed
+# over anew for each load, and once a freed wrapper's registry slot was given to it, a load
+# called a stale error object ("internal error in 'function|load': TypeError", every load
+# after it failing the same way).
+CAUGHT_ERRORS = ("#!lua name=lib{n}\nredis.register_function('f{n}', function()\n"
+                 "  local _, unknown = pcall(redis.call, 'nosuch')\n"
+                 "  local _, empty = pcall(redis.call)\n"
+                 "  return {{unknown, empty}}\nend)")
+GARBAGE = ("#!lua name=garbage{i}\nredis.register_function('g{i}', function() return 1 end)\n"
+           "local t = {{}} for j = 1, {size} do t[j] = {{}} end")
+
+
+def test_function_loads_between_caught_errors_keep_working(r) -> None:
+    caught = [b"ERR Unknown Redis command called from script",
+              b"ERR Please specify at least one argument for this redis lib call"]
+    for i in range(1500):
+        n = i % 7
+        r.execute_command("FUNCTION", "LOAD", "REPLACE", CAUGHT_ERRORS.format(n=n))
+        assert r.execute_command("FCALL", f"f{n}", 0) == caught
+        if i % 5 == 0:
+            r.execute_command("FUNCTION", "LOAD", GARBAGE.format(i=i, size=(i * 37) % 3000 + 1))
+        if i % 50 == 0:
+            r.execute_command("FUNCTION", "FLUSH")
+
+
+def test_a_refused_call_counts_once_after_caught_errors(r) -> None:
+    """Redis 7.0.15's "Consistent eval error reporting" after the unit's earlier tests: the
+    OOM refusal of redis.call counts once in errorstats, however many errors scripts caught
+    before it."""
+    for i in range(300):
+        r.execute_command("FUNCTION", "LOAD", "REPLACE", CAUGHT_ERRORS.format(n=i % 7))
+        r.execute_command("FCALL", f"f{i % 7}", 0)
+        r.eval("local ok = pcall(redis.call, 'nosuch') return 1", 0)
+    r.config_resetstat()
+    with configured(r, maxmemory=1, maxmemory_policy="noeviction"):
+        assert full_error(r, "EVAL", "return redis.call('set','x','y')", 1, "x").startswith(
+            "OOM command not allowed when used memory > 'maxmemory'.")
+        errorstats = r.info("errorstats")
+        commandstats = r.info("commandstats")
+    assert errorstats == {"errorstat_OOM": {"count": 1}}
+    assert r.info("stats")["total_error_replies"] == 1
+    assert commandstats["cmdstat_set"]["rejected_calls"] == 1
+    assert commandstats["cmdstat_set"]["calls"] == 0
+    assert commandstats["cmdstat_eval"]["failed_calls"] == 1
+
+
+def test_a_fresh_interpreter_is_small(r) -> None:
+    """Redis's tests hold used_memory_lua under 100 KB after thousands of scripts and the
+    functions' interpreter under 40,000 bytes after FUNCTION FLUSH (Redis: about 32 KB each).
+    Brook builds cjson, cmsgpack, struct and bit when a script first reads them."""
+    r.script_flush()
+    assert r.info("memory")["used_memory_lua"] < 40_000
+    for _ in range(200):
+        r.eval("return redis.call('incr', KEYS[1])", 1, "x")
+    assert r.info("memory")["used_memory_lua"] < 100 * 1024
+    assert r.eval("return {cjson.encode({1}), cmsgpack.pack(1), struct.pack('b', 1),"
+                  " bit.tohex(1)}", 0) == [b"[1]", b"\x01", b"\x01", b"00000001"]
+    r.script_flush()
+    assert r.info("memory")["used_memory_lua"] < 40_000
+
+
+@pytest.mark.min_redis(8, 0)  # Redis 7.0's FUNCTION FLUSH keeps its interpreter's memory
+def test_function_flush_leaves_a_small_interpreter(r) -> None:
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f',"
+                      " function() return cjson.encode({struct.pack('b', 1)}) end)")
+    assert r.execute_command("FCALL", "f", 0) == b'["\\u0001"]'
+    r.execute_command("FUNCTION", "FLUSH")
+    assert r.info("memory")["used_memory_vm_functions"] < 40_000
+
+
+def test_libraries_built_on_first_use_are_sealed(r) -> None:
+    """A library read for the first time is as locked as the sandbox's other tables, in EVAL
+    scripts and in functions; FUNCTION LOAD's own code sees only its API."""
+    r.script_flush()
+    assert full_error(r, "EVAL", "cjson.encode = 1", 0).startswith(
+        "ERR user_script:1: Attempt to modify a readonly table script:")
+    assert full_error(r, "EVAL", "return cjsonx", 0).startswith(
+        "ERR user_script:1: Script attempted to access nonexistent global variable 'cjsonx'")
+    r.script_flush()
+    assert r.eval("local names = {} for name in pairs(_G) do"
+                  " if name == 'cjson' or name == 'bit' or name == 'struct'"
+                  " or name == 'cmsgpack' then names[#names + 1] = name end end"
+                  " table.sort(names) return names", 0) == [
+        b"bit", b"cjson", b"cmsgpack", b"struct"]
+    r.execute_command("FUNCTION", "FLUSH")
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('enc',"
+                      " function(keys, args) return cjson.encode({bit.band(6, 3)}) end)")
+    assert r.execute_command("FCALL", "enc", 0) == b"[2]"
+    assert full_error(r, "FUNCTION", "LOAD", "#!lua name=lib2\nlocal x = cjson.encode({})\n"
+                      "redis.register_function('f', function() return 1 end)").startswith(
+        "ERR Error registering functions: ERR user_function:2: Script attempted to access"
+        " nonexistent global variable 'cjson'")

@@ -24,7 +24,7 @@ from __future__ import annotations
 CHUNK_NAME = "=brook"
 
 PRELUDE = r"""
-local py, libs_installed = ...
+local py = ...
 local G = _G
 local type, error, tostring, select, unpack = type, error, tostring, select, unpack
 local rawget, rawset, rawequal, next = rawget, rawset, rawequal, next
@@ -77,8 +77,15 @@ local function real_of(t)
   return protected[t] or t
 end
 local raw_pairs, raw_ipairs = pairs, ipairs
-G.next = function(t, k) return next(real_of(t), k) end
-G.pairs = function(t) return raw_pairs(real_of(t)) end
+local load_all_libraries = function() end  -- set by seal: listing the globals builds them all
+local scripts_globals
+local function listed(t)
+  local real = real_of(t)
+  if real == scripts_globals then load_all_libraries() end
+  return real
+end
+G.next = function(t, k) return next(listed(t), k) end
+G.pairs = function(t) return raw_pairs(listed(t)) end
 G.ipairs = function(t) return raw_ipairs(real_of(t)) end
 
 -- Basic types' metatables (the string library behind ``s:rep()``) are read-only too.
@@ -86,6 +93,27 @@ local string_meta = getmetatable('')
 G.getmetatable = function(value)
   if type(value) == 'string' then return protect(string_meta) end
   return getmetatable(value)
+end
+
+-- The libraries (brook.scripting.libs) are built when a script first reads them, after the
+-- lines above replaced these functions; they keep the stock ones, as when they were built
+-- before the sandbox: their own tables are never proxies, and a wrapper would cost them
+-- a call per element walked.
+local stock = {  -- table, name, stock function: flat, as it stays in memory
+  G, 'rawset', rawset, G, 'setmetatable', setmetatable, G, 'getmetatable', getmetatable,
+  G, 'next', next, G, 'pairs', raw_pairs, G, 'ipairs', raw_ipairs,
+  table, 'insert', table_insert, table, 'remove', table_remove, table, 'sort', table_sort,
+}
+local function with_stock_functions(fn, arg)
+  local sandboxed = {}
+  for i = 1, #stock, 3 do
+    sandboxed[i] = rawget(stock[i], stock[i + 1])
+    rawset(stock[i], stock[i + 1], stock[i + 2])
+  end
+  local ok, result = pcall(fn, arg)
+  for i = 1, #stock, 3 do rawset(stock[i], stock[i + 1], sandboxed[i]) end
+  if not ok then error(result, 0) end
+  return result
 end
 
 -- Redis's error handler: the error as a table, with the script's source and line.
@@ -301,7 +329,7 @@ local api = {
 -- Lock everything: ``globals`` are the names scripts see (Redis's allow list), ``redis`` its
 -- API table. Returns the switch between the run-time globals and another table (FUNCTION
 -- LOAD sees only its library API).
-local function seal(globals_allowed, redis_table, load_api)
+local function seal(globals_allowed, libraries, redis_table, load_api)
   -- S: the globals scripts see, a copy of the allowed names. The thread's own globals (G)
   -- stay as they are: lupa reads them (``debug``) on every call from Python.
   local S = {}
@@ -311,7 +339,26 @@ local function seal(globals_allowed, redis_table, load_api)
   rawset(S, 'redis', redis_table)
   rawset(S, 'pcall', redis_pcall)
   rawset(S, 'unpack', checked_unpack)
+  -- The libraries (cjson, cmsgpack, struct, bit) are built the first time a script reads
+  -- their name: until then they cost the interpreter no memory.
+  local py_library = py.library
+  local function load_library(name)
+    local library = protect(with_stock_functions(py_library, name))
+    rawset(S, name, library)
+    collectgarbage('collect')  -- building it left twice its size of garbage (source, dumps)
+    return library
+  end
+  load_all_libraries = function()
+    for name in next, libraries do
+      if rawget(S, name) == nil then load_library(name) end
+    end
+  end
+  scripts_globals = S
+  local function nonexistent(_, name)
+    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+  end
   local function missing(_, name)
+    if libraries[name] then return load_library(name) end
     error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
   end
   for key, value in next, S do
@@ -357,7 +404,8 @@ local function seal(globals_allowed, redis_table, load_api)
   -- A script's or library's body: tail calls compiled as calls (``patch``), so that a
   -- library function called in tail position keeps the script's frame, as Redis's C
   -- functions do.
-  local function compile_script(body, name, patch)
+  local patch = py.patch
+  local function compile_script(body, name)
     local fn, err = compile(body, name)
     if not fn then return nil, err end
     fn = loadstring(patch(string_lib.dump(fn)), name)
@@ -368,8 +416,8 @@ local function seal(globals_allowed, redis_table, load_api)
   local loading_globals
   if load_api then
     local load_table = {redis = load_api}
-    setmetatable(load_api, {__index = missing})
-    setmetatable(load_table, {__index = missing})
+    setmetatable(load_api, {__index = nonexistent})
+    setmetatable(load_table, {__index = nonexistent})  -- no libraries while a library loads
     loading_globals = protect(load_table)
   end
   local function set_loading(loading)

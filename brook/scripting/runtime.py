@@ -3,7 +3,8 @@
 Redis keeps two interpreters: one for EVAL scripts, one for FUNCTION libraries; Brook does the
 same (:class:`Interpreter` with ``functions`` set for the second). Each gets Lua's base,
 ``string``, ``table`` and ``math`` libraries, ``os.clock``, Redis's ``cjson``, ``cmsgpack``,
-``bit`` and ``struct``, the ``redis`` API table, and nothing else: no ``io``, ``loadfile``,
+``bit`` and ``struct`` (built when a script first reads them: they are Lua code, most of an
+interpreter's memory otherwise), the ``redis`` API table, and nothing else: no ``io``, ``loadfile``,
 ``dofile``, ``print``, ``debug`` or lupa's ``python`` bridge. Then the globals are locked
 (brook.scripting.prelude).
 
@@ -18,8 +19,8 @@ from typing import Any, Protocol
 from lupa.lua51 import LuaError, LuaRuntime
 
 from brook.config import VERSION
-from brook.scripting.libs import install_all
-from brook.scripting.libs.bridge import without_tail_calls
+from brook.scripting.libs import LIBRARIES, load_library
+from brook.scripting.libs.bridge import without_debug_information, without_tail_calls
 from brook.scripting.prelude import CHUNK_NAME, PRELUDE
 from brook.scripting.replies import ReplyReader, ReplyWriter
 
@@ -32,6 +33,17 @@ ALLOWED_GLOBALS = (
     "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs", "_VERSION", "load", "error",
 )
 
+
+# What no script can reach (``io``, ``package``, ``require``... are outside Redis's allow
+# list), dropped with the registry's references: a tenth of a fresh interpreter's memory.
+_DROP_UNREACHABLE = """
+local registry = debug.getregistry()
+for _, name in ipairs({'io', 'package', 'os'}) do registry._LOADED[name] = nil end
+registry.FILE_STAR = nil
+for _, name in ipairs({'io', 'package', 'require', 'module', 'dofile', 'loadfile', 'print'}) do
+  _G[name] = nil
+end
+"""
 
 # Arguments passed to Lua as function arguments, below LUAI_MAXCSTACK (8000 slots).
 _ARGUMENTS_PASSED = 2000
@@ -89,7 +101,7 @@ class Interpreter:
         lua = LuaRuntime(encoding=None, unpack_returned_tuples=True, register_eval=False,
                          register_builtins=False, max_memory=0)
         self.lua = lua
-        install_all(lua)
+        lua.execute(_DROP_UNREACHABLE)
         real = lua.globals()
         real[b"os"] = lua.table_from({b"clock": real[b"os"][b"clock"]})
         math = real[b"math"]
@@ -100,9 +112,9 @@ class Interpreter:
             b"interrupt": host.interrupt,
             b"sha1hex": host.sha1hex, b"log": host.log, b"setresp": host.setresp,
             b"set_repl": host.set_repl, b"acl_check_cmd": host.acl_check_cmd,
-            b"unwrap": _unwrap,
+            b"unwrap": _unwrap, b"patch": without_tail_calls, b"library": self._library,
         })
-        env = lua.execute(PRELUDE, callbacks, name=CHUNK_NAME)
+        env = lua.eval("loadstring")(_prelude_image(lua), CHUNK_NAME.encode())(callbacks)
         api = env[b"api"]
         api[b"REDIS_VERSION"] = VERSION.encode()
         api[b"REDIS_VERSION_NUM"] = version_number(VERSION)
@@ -113,9 +125,10 @@ class Interpreter:
                          b"REDIS_VERSION", b"REDIS_VERSION_NUM"):
                 load_api[name] = api[name]
         allowed = lua.table_from({name.encode(): True for name in ALLOWED_GLOBALS})
+        libraries = lua.table_from({name: True for name in LIBRARIES})
         # ``globals``: the table behind the scripts' globals (where KEYS and ARGV go).
         self.set_loading, self.globals, self.compile_chunk, self._run_eval = env[b"seal"](
-            allowed, api, load_api)
+            allowed, libraries, api, load_api)
         self._run = env[b"run"]
         self.memory_limit = 0
         self.error_table = env[b"error_table"]
@@ -124,10 +137,16 @@ class Interpreter:
         self.writer = ReplyWriter(env[b"classify"], env[b"slice"])
         self.table_from = lua.table_from
 
+    def _library(self, name: bytes) -> Any:
+        """A library's table, built the first time a script reads its global (the sandbox
+        calls this once per library: Python's work here runs without the memory limit)."""
+        self.lift_memory_limit()
+        return load_library(self.lua, name)
+
     def compile(self, body: bytes, name: bytes) -> Any:
         """The function of a chunk; CompileError with Lua's message if it does not compile."""
         try:
-            result = self.compile_chunk(body, name, without_tail_calls)
+            result = self.compile_chunk(body, name)
         except LuaError as err:  # out of memory while compiling
             raise CompileError(str(err)) from None
         if type(result) is tuple:
@@ -203,6 +222,19 @@ class Interpreter:
 
     def collect(self) -> None:
         self.lua.execute("collectgarbage('collect')")  # the thread's own globals: never limited
+
+
+_PRELUDE_IMAGES: list[bytes] = []  # the compiled prelude, made once per process
+
+
+def _prelude_image(lua: LuaRuntime) -> bytes:
+    """The prelude compiled without its debug information: half its memory, which is most of
+    a fresh interpreter's (its frames are skipped when an error names the script's line, and
+    its errors are raised at the caller's level)."""
+    if not _PRELUDE_IMAGES:
+        dump = lua.eval("function(source, name) return string.dump(loadstring(source, name)) end")
+        _PRELUDE_IMAGES.append(without_debug_information(dump(PRELUDE.encode(), CHUNK_NAME.encode())))
+    return _PRELUDE_IMAGES[0]
 
 
 def _decode(message: Any) -> str:

@@ -406,13 +406,16 @@ _OP_TAILCALL = 29
 class _Chunk:
     """A reader over a ``string.dump`` image (Lua 5.1 format, sizes from its header)."""
 
-    def __init__(self, image: bytearray) -> None:
+    def __init__(self, image: bytearray, tail_calls_as_calls: bool = True) -> None:
         if image[:5] != b"\x1bLua\x51" or image[6] != 1:
             raise ValueError("not a little-endian Lua 5.1 chunk")
         self.image = image
         self.int_size, self.size_t_size = image[7], image[8]
         self.number_size = image[10]
         self.at = 12
+        self.tail_calls_as_calls = tail_calls_as_calls
+        # Where each function's debug information is: (from, to) in the image.
+        self.debug_parts: list[tuple[int, int]] = []
 
     def integer(self, size: int) -> int:
         value = int.from_bytes(self.image[self.at:self.at + size], "little")
@@ -424,11 +427,12 @@ class _Chunk:
         self.at += length
 
     def function(self) -> None:
-        """Walk one function prototype, turning its tail calls into calls."""
+        """Walk one function prototype, turning its tail calls into calls (unless told not
+        to) and noting where its debug information is (:attr:`debug_parts`)."""
         self.skip_string()  # source
         self.at += 2 * self.int_size + 4  # line defined, last line, nups, params, vararg, stack
         for _ in range(self.integer(self.int_size)):
-            if self.image[self.at] & _OP_MASK == _OP_TAILCALL:
+            if self.tail_calls_as_calls and self.image[self.at] & _OP_MASK == _OP_TAILCALL:
                 self.image[self.at] = (self.image[self.at] & ~_OP_MASK) | _OP_CALL
             self.at += 4
         for _ in range(self.integer(self.int_size)):
@@ -441,6 +445,7 @@ class _Chunk:
                 self.skip_string()
         for _ in range(self.integer(self.int_size)):
             self.function()
+        debug_from = self.at
         lines = self.integer(self.int_size)  # line info
         self.at += lines * self.int_size
         for _ in range(self.integer(self.int_size)):  # local variables
@@ -448,6 +453,7 @@ class _Chunk:
             self.at += 2 * self.int_size
         for _ in range(self.integer(self.int_size)):  # upvalue names
             self.skip_string()
+        self.debug_parts.append((debug_from, self.at))
 
 
 def without_tail_calls(image: bytes) -> bytes:
@@ -457,18 +463,53 @@ def without_tail_calls(image: bytes) -> bytes:
     return bytes(chunk.image)
 
 
-_LOAD = """
-local source, chunkname, patch = ...
-local compiled, message = loadstring(source, chunkname)
-if not compiled then return nil, message end
-return loadstring(patch(string.dump(compiled)), chunkname)
+def without_debug_information(image: bytes) -> bytes:
+    """A ``string.dump`` image without line numbers, local and upvalue names (what Lua 5.2's
+    stripped dumps leave out): half of a chunk's memory, for code whose errors never name its
+    own lines."""
+    chunk = _Chunk(bytearray(image), tail_calls_as_calls=False)
+    chunk.function()
+    none = bytes(3 * chunk.int_size)  # no lines, no locals, no upvalue names
+    parts: list[bytes | bytearray] = []
+    start = 0
+    for debug_from, debug_to in chunk.debug_parts:
+        parts += [chunk.image[start:debug_from], none]
+        start = debug_to
+    parts.append(chunk.image[start:])
+    return b"".join(parts)
+
+
+# The loader: compiled once per interpreter and kept in its (unsandboxed) globals, so that
+# ``without_tail_calls`` crosses into Lua once and stays referenced there. lupa wraps a Python
+# object anew each time it is handed over after Lua collected its last wrapper, and a wrapper
+# collected in the same cycle as a new one is made can free the new one's registry slot (the
+# slot then holds another object: a later call reached a ScriptCallError instead of the
+# patcher). An object Lua holds for the interpreter's life is never wrapped twice.
+_LOADER_KEY = b"\0brook_load_without_tail_calls"
+_LOADER = """
+local patch = ...
+return function(source, chunkname)
+  local compiled, message = loadstring(source, chunkname)
+  if not compiled then return nil, message end
+  return loadstring(patch(string.dump(compiled)), chunkname)
+end
 """
+
+
+def tail_call_loader(lua: LuaRuntime) -> Any:
+    """The interpreter's Lua function ``(source, chunkname)`` compiling without tail calls."""
+    real = lua.globals()
+    loader = real[_LOADER_KEY]
+    if loader is None:
+        loader = lua.execute(_LOADER, without_tail_calls)
+        real[_LOADER_KEY] = loader
+    return loader
 
 
 def load_without_tail_calls(lua: LuaRuntime, source: bytes, chunkname: bytes) -> Any:
     """``loadstring(source, chunkname)`` with tail calls compiled as calls: the function, or
     ``(None, message)`` for a syntax error (the message as loadstring gives it)."""
-    return lua.execute(_LOAD, source, chunkname, without_tail_calls)
+    return tail_call_loader(lua)(source, chunkname)
 
 
 def run_library(lua: LuaRuntime, name: str, source: str, *args: Any) -> Any:
