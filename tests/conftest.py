@@ -296,6 +296,34 @@ def reply_end(data: bytes, pos: int = 0) -> int | None:
     raise ValueError(f"no RESP type {kind!r} at {pos}: {data!r}")
 
 
+def run(r: redis.Redis, *args: bytes | str | int) -> object:
+    """A command's reply as redis-py parses it, without its per-command conversions."""
+    connection = r.connection_pool.get_connection()
+    try:
+        connection.send_command(*args)
+        return connection.read_response()
+    finally:
+        r.connection_pool.release(connection)
+
+
+def error_of(r: redis.Redis, *args: bytes | str | int) -> str:
+    """The error text a command gets (it must get one)."""
+    with pytest.raises(redis.ResponseError) as info:
+        run(r, *args)
+    return str(info.value)
+
+
+def stats_of(r: redis.Redis) -> tuple[dict[str, tuple[int, int, int]], dict[str, int], int]:
+    """(calls, rejected, failed) by command, error counts by code, total error replies."""
+    commands = {name.removeprefix("cmdstat_"): (row["calls"], row["rejected_calls"],
+                                                 row["failed_calls"])
+                for name, row in r.info("commandstats").items()}
+    commands.pop("config|resetstat", None)
+    errors = {name.removeprefix("errorstat_"): row["count"]
+              for name, row in r.info("errorstats").items()}
+    return commands, errors, r.info("stats")["total_error_replies"]
+
+
 class RawConnection:
     """A plain socket, for checking exact bytes on the wire."""
 

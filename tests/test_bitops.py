@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from brook.types.bits import bit_count, first_bit
-from tests.conftest import ServerProcess, start_brook
+from tests.conftest import ServerProcess, error_of, run, start_brook
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "value is not an integer or out of range"
@@ -36,20 +36,6 @@ def r(server: ServerProcess) -> Iterator[redis.Redis]:
     client.close()
 
 
-def run(r: redis.Redis, *args: bytes | str | int) -> object:
-    """A command's reply as redis-py parses it, without its per-command conversions."""
-    connection = r.connection_pool.get_connection()
-    try:
-        connection.send_command(*args)
-        return connection.read_response()
-    finally:
-        r.connection_pool.release(connection)
-
-
-def error_of(r: redis.Redis, *args: bytes | str | int) -> str:
-    with pytest.raises(redis.ResponseError) as info:
-        run(r, *args)
-    return str(info.value)
 
 
 def changes(r: redis.Redis) -> int:

@@ -19,7 +19,7 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess, encode_request
+from tests.conftest import RawConnection, ServerProcess, encode_request, stats_of
 from tests.test_blocking import Waiting, parked
 
 SHA_RETURN_1 = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
@@ -1055,15 +1055,6 @@ def test_acl_check_cmd_asks_the_acl(server: ServerProcess, r) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def stats_of(r: redis.Redis) -> tuple[dict[str, tuple[int, int, int]], dict[str, int], int]:
-    """(calls, rejected, failed) by command, error counts by code, total error replies."""
-    commands = {name.removeprefix("cmdstat_"): (row["calls"], row["rejected_calls"],
-                                                 row["failed_calls"])
-                for name, row in r.info("commandstats").items()}
-    commands.pop("config|resetstat", None)
-    errors = {name.removeprefix("errorstat_"): row["count"]
-              for name, row in r.info("errorstats").items()}
-    return commands, errors, r.info("stats")["total_error_replies"]
 
 
 def test_commandstats_count_a_script_and_each_command_it_called(r) -> None:

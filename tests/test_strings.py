@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess, encode_request, reply_end
+from tests.conftest import RawConnection, ServerProcess, encode_request, error_of, reply_end, run
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "value is not an integer or out of range"
@@ -42,20 +42,6 @@ def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
             return data
 
 
-def run(r: redis.Redis, *args: bytes | str | int) -> object:
-    """A command's reply as parsed by redis-py, without its per-command conversions."""
-    connection = r.connection_pool.get_connection()
-    try:
-        connection.send_command(*args)
-        return connection.read_response()
-    finally:
-        r.connection_pool.release(connection)
-
-
-def error_of(r: redis.Redis, *args: bytes | str | int) -> str:
-    with pytest.raises(redis.ResponseError) as info:
-        run(r, *args)
-    return str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------

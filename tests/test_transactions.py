@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from tests.conftest import stats_of
+
 
 def test_exec_runs_queued_commands_in_order(raw):
     assert raw.request(b"MULTI\r\nSET a 1\r\nINCR a\r\nGET a\r\nEXEC\r\n", until=b"$1\r\n2\r\n") == (
@@ -226,15 +228,6 @@ def test_commands_outside_a_transaction_each_take_the_time(r):
 # ---------------------------------------------------------------------------------------------
 
 
-def stats_of(r) -> tuple[dict[str, tuple[int, int, int]], dict[str, int], int]:
-    """(calls, rejected, failed) by command, error counts by code, total error replies."""
-    commands = {name.removeprefix("cmdstat_"): (row["calls"], row["rejected_calls"],
-                                                 row["failed_calls"])
-                for name, row in r.info("commandstats").items()}
-    commands.pop("config|resetstat", None)
-    errors = {name.removeprefix("errorstat_"): row["count"]
-              for name, row in r.info("errorstats").items()}
-    return commands, errors, r.info("stats")["total_error_replies"]
 
 
 def test_commandstats_count_exec_and_each_command_it_ran(r):
