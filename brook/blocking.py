@@ -202,6 +202,8 @@ class Blocking:
         client = waiter.client
         if not waiter.silent:
             client.out.append(reply)
+        if client.postponed:  # what its command sent itself follows the reply
+            client.out.append(client.take_postponed())
         client.unblocked()
 
     def fail(self, waiter: Waiter, message: str) -> None:

@@ -307,8 +307,17 @@ class Dispatcher:
             if session.blocked is not None:
                 session.blocked.silent = session.reply_mode != REPLY_ON
             self._apply_reply_mode(session, None)
+            if session.postponed:
+                session.out.append(session.take_postponed())
             return None
-        return self._apply_reply_mode(session, reply)
+        reply = self._apply_reply_mode(session, reply)
+        if session.postponed:
+            # What the command sent its own client comes after its whole reply (Redis 7.2+),
+            # even under CLIENT REPLY OFF/SKIP, as pushes are. Only subscribed sessions get
+            # any, and they never take run_batch's fast path.
+            pushes = session.take_postponed()
+            return Pushed(pushes) if reply is None else reply + pushes
+        return reply
 
     def _refusal(self, session: Session, cmd: Command, args: list[bytes]) -> str | None:
         """Why ``cmd`` may not run now (the error to send), or None."""

@@ -108,10 +108,11 @@ def notify(client: Session, event_class: int, event: bytes, key: bytes,
     than the client's, for MOVE and COPY ... DB)."""
     server = client.server
     if server.config.notify_keyspace_events & event_class:
+        current = client.requester or client  # a script's caller, for its commands
         own = publish_event(server, event, key,
-                            client.db.index if db_index is None else db_index, client)
-        if own:  # the writer listens to its own events: they come before its reply
-            client.out.append(own)
+                            client.db.index if db_index is None else db_index, current)
+        if own:  # the writer listens to its own events: they follow its reply (Redis 7.2+)
+            current.postponed.append(own)
 
 
 def expired(server: Server, db: Database, key: bytes) -> None:

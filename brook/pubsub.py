@@ -24,9 +24,10 @@ batch (keyspace events of the expiry cycle).
 its subscriptions dropped when it goes, its framing changed by HELLO, and the output buffer
 limits of slow subscribers.
 
-The publishing subscriber itself (a RESP3 client publishing to a channel it listens to, or any
-client inside MULTI/EXEC) is not written to directly: its messages are handed back to the caller,
-which puts them where Redis puts them, in front of the command's own reply.
+The publishing subscriber itself (a RESP3 client publishing to a channel it listens to, any
+client inside MULTI/EXEC, a script's caller) is not written to directly: its messages are handed
+back to the caller, which puts them where Redis (7.2+) puts them, after the command's own reply
+(the session's ``postponed`` messages).
 """
 
 from __future__ import annotations

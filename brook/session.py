@@ -96,6 +96,13 @@ class Session:
         self.pubsub_out: list[bytes] = []
         # Replies produced and not yet written.
         self.out: list[bytes] = []
+        # Messages its own running command sent it (a PUBLISH to a channel it listens to, an
+        # event of its own write): Redis (7.2+) sends them after the top-level command's whole
+        # reply (EXEC's, EVAL's), see Dispatcher.execute. Only a subscribed session gets any.
+        self.postponed: list[bytes] = []
+        # The session whose request runs this one's commands (a script's caller), when not
+        # itself: the one its commands' messages to "the current client" are for.
+        self.requester: Session | None = None
         # The read's replies reached the dispatcher's budget: what follows waits until they
         # are written (brook.connection).
         self.output_full = False
@@ -128,9 +135,17 @@ class Session:
             or server.script_busy is not None
             or server.replication_checks  # READONLY, MASTERDOWN, NOREPLICAS
             # RESP2 subscribed mode: only some commands may run (checked by the dispatcher);
-            # PING relies on such clients being slow.
-            or self.protocol == 2 and self.is_subscribed()
+            # PING relies on such clients being slow. In RESP3 a subscriber may get messages
+            # from its own commands, which execute sends after their replies.
+            or self.is_subscribed()
         )
+
+    def take_postponed(self) -> bytes:
+        """The messages its own command sent it, to be sent after that command's reply."""
+        postponed = self.postponed
+        payload = postponed[0] if len(postponed) == 1 else b"".join(postponed)
+        postponed.clear()
+        return payload
 
     def is_subscribed(self) -> bool:
         return bool(self.channels or self.patterns or self.shard_channels)

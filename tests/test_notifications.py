@@ -195,19 +195,73 @@ def test_events_of_another_database(r, listen) -> None:
     assert collected() == [event("del", "k", 3)]
 
 
-def test_a_writer_subscribed_to_its_own_events_gets_them_before_each_reply(server, r) -> None:
-    """RESP3: a client may write while subscribed; each event precedes its command's reply."""
+def _own_events(server, r, flags: str):  # type: ignore[no-untyped-def]
+    """A RESP3 connection subscribed to key ``k``'s keyspace channel, with ``flags`` set."""
     from tests.conftest import RawConnection
 
-    r.config_set("notify-keyspace-events", "K$")
+    r.config_set("notify-keyspace-events", flags)
     conn = RawConnection(server.port)
+    conn.call("HELLO", "3")
+    conn.call("SUBSCRIBE", "__keyspace@0__:k")
+    return conn
+
+
+def _push(event: bytes) -> bytes:
+    return (b">3\r\n$7\r\nmessage\r\n$16\r\n__keyspace@0__:k\r\n$%d\r\n%s\r\n"
+            % (len(event), event))
+
+
+def test_a_writer_subscribed_to_its_own_events_gets_them_after_each_reply(server, r) -> None:
+    """RESP3: a client may write while subscribed; each event follows its command's reply
+    (Redis 7.2+; Redis 7.0 sent it first)."""
+    conn = _own_events(server, r, "K$")
     try:
-        conn.call("HELLO", "3")
-        conn.call("SUBSCRIBE", "__keyspace@0__:k")
         conn.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n")
-        data = conn.read(until=b":2\r\n", timeout=5)
-        push = b">3\r\n$7\r\nmessage\r\n$16\r\n__keyspace@0__:k\r\n"
-        assert data == push + b"$3\r\nset\r\n+OK\r\n" + push + b"$6\r\nincrby\r\n:2\r\n"
+        if server.version < (7, 2):
+            data = conn.read(until=b":2\r\n", timeout=5)
+            assert data == _push(b"set") + b"+OK\r\n" + _push(b"incrby") + b":2\r\n"
+        else:
+            data = conn.read(until=b"incrby\r\n", timeout=5)
+            assert data == b"+OK\r\n" + _push(b"set") + b":2\r\n" + _push(b"incrby")
+    finally:
+        conn.close()
+        r.config_set("notify-keyspace-events", "")
+
+
+@pytest.mark.min_redis(7, 2)
+def test_a_writers_own_events_follow_exec_and_script_replies(server, r) -> None:
+    """Inside MULTI/EXEC the events come after EXEC's whole array, inside a script after its
+    reply (Redis 7.0 put them where they were made)."""
+    conn = _own_events(server, r, "K$g")
+    try:
+        assert conn.call("MULTI") == b"OK"
+        assert conn.call("SET", "k", "1") == b"QUEUED"
+        assert conn.call("INCR", "k") == b"QUEUED"
+        conn.send(b"*1\r\n$4\r\nEXEC\r\n")
+        data = conn.read(until=b"incrby\r\n", timeout=5)
+        assert data == b"*2\r\n+OK\r\n:2\r\n" + _push(b"set") + _push(b"incrby")
+        conn.send(b"*3\r\n$4\r\nEVAL\r\n$53\r\nredis.call('del', 'k') return redis.status_reply('x')\r\n"
+                  b"$1\r\n0\r\n")
+        data = conn.read(until=b"del\r\n", timeout=5)
+        assert data == b"+x\r\n" + _push(b"del")
+    finally:
+        conn.close()
+        r.config_set("notify-keyspace-events", "")
+
+
+@pytest.mark.min_redis(7, 2)
+def test_a_served_blocked_client_gets_its_own_events_after_its_reply(server, r) -> None:
+    """BLPOP served by another client's push: its ``lpop`` event follows its reply."""
+    conn = _own_events(server, r, "Kl")
+    try:
+        conn.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n$1\r\n0\r\n")
+        deadline = time.monotonic() + 5
+        while r.info("clients")["blocked_clients"] != 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        r.rpush("k", "v")  # its event reaches the subscriber first: not its own command
+        data = conn.read(until=b"lpop\r\n", timeout=5)
+        assert data == _push(b"rpush") + b"*2\r\n$1\r\nk\r\n$1\r\nv\r\n" + _push(b"lpop")
     finally:
         conn.close()
         r.config_set("notify-keyspace-events", "")

@@ -337,15 +337,115 @@ def test_message_shapes_resp3_and_commands_in_between(peer):
     sub.expect(frame(b">", b"smessage", b"shard", b"s"))
 
 
-def test_resp3_subscriber_publishing_to_itself(peer):
+def self_first(server: ServerProcess) -> bool:
+    """Whether a client's messages from its own command come before that command's reply:
+    Redis 7.0 writes them as they are made; Redis 7.2+ (and Brook) postpones them until
+    after the top-level command's whole reply (EXEC's, EVAL's)."""
+    return server.version < (7, 2)
+
+
+def test_resp3_subscriber_publishing_to_itself(server, peer):
     sub = peer(resp3=True)
     sub.call_raw("SUBSCRIBE", "a", expected=frame(b">", b"subscribe", b"a", 1))
-    sub.call_raw("PUBLISH", "a", "x", expected=frame(b">", b"message", b"a", b"x") + b":1\r\n")
+    push = frame(b">", b"message", b"a", b"x")
+    sub.call_raw("PUBLISH", "a", "x",
+                 expected=push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
     # Pipelined: every reply and push in order.
     sub.sock.sendall(encode("PING") + encode("PUBLISH", "a", "y") + encode("PING", "z"))
-    sub.expect(b"+PONG\r\n" + frame(b">", b"message", b"a", b"y") + b":1\r\n$1\r\nz\r\n")
+    push = frame(b">", b"message", b"a", b"y")
+    sub.expect(b"+PONG\r\n" + (push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
+               + b"$1\r\nz\r\n")
     sub.call_raw("SSUBSCRIBE", "s", expected=frame(b">", b"ssubscribe", b"s", 1))
-    sub.call_raw("SPUBLISH", "s", "q", expected=frame(b">", b"smessage", b"s", b"q") + b":1\r\n")
+    push = frame(b">", b"smessage", b"s", b"q")
+    sub.call_raw("SPUBLISH", "s", "q",
+                 expected=push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
+
+
+def test_publish_to_self_inside_multi(server, peer):
+    """Redis 7.2+: the messages follow EXEC's whole array; 7.0 put them inside it, each in
+    front of its PUBLISH's reply."""
+    sub = peer(resp3=True)
+    sub.call_raw("SUBSCRIBE", "foo", expected=frame(b">", b"subscribe", b"foo", 1))
+    sub.call_raw("MULTI", expected=b"+OK\r\n")
+    for args in (("PING", "abc"), ("PUBLISH", "foo", "bar"), ("SPUBLISH", "foo", "x"),
+                 ("PUBLISH", "foo", "vaz"), ("PING", "def")):
+        sub.call_raw(*args, expected=b"+QUEUED\r\n")
+    bar, vaz = frame(b">", b"message", b"foo", b"bar"), frame(b">", b"message", b"foo", b"vaz")
+    if self_first(server):
+        expected = (b"*5\r\n$3\r\nabc\r\n" + bar + b":1\r\n:0\r\n" + vaz + b":1\r\n"
+                    + b"$3\r\ndef\r\n")
+    else:
+        expected = b"*5\r\n$3\r\nabc\r\n:1\r\n:0\r\n:1\r\n$3\r\ndef\r\n" + bar + vaz
+    sub.call_raw("EXEC", expected=expected)
+    assert sub.silent()
+
+
+def test_resp2_subscribing_and_publishing_to_self_inside_multi(server, peer):
+    """A RESP2 client subscribes inside the transaction, so its PUBLISH runs (subscribed mode
+    is checked when a command is queued); the message is a RESP2 array."""
+    sub = peer()
+    sub.call_raw("MULTI", expected=b"+OK\r\n")
+    sub.call_raw("SUBSCRIBE", "foo", expected=b"+QUEUED\r\n")
+    sub.call_raw("PUBLISH", "foo", "bar", expected=b"+QUEUED\r\n")
+    confirmation = frame(b"*", b"subscribe", b"foo", 1)
+    message = frame(b"*", b"message", b"foo", b"bar")
+    if self_first(server):
+        expected = b"*2\r\n" + confirmation + message + b":1\r\n"
+    else:
+        expected = b"*2\r\n" + confirmation + b":1\r\n" + message
+    sub.call_raw("EXEC", expected=expected)
+    assert error_text(sub.call("PUBLISH", "foo", "x")) == CANT.format("publish")
+
+
+def test_publish_to_self_inside_script(server, peer):
+    """Redis 7.2+: after EVAL's (and FCALL's) reply; 7.0 sent them as the script ran."""
+    sub = peer(resp3=True)
+    sub.call_raw("SUBSCRIBE", "foo", expected=frame(b">", b"subscribe", b"foo", 1))
+    script = ("redis.call('ping', 'abc') redis.call('publish', 'foo', 'bar') "
+              "redis.call('publish', 'foo', 'vaz') redis.call('ping', 'def') return 'bla'")
+    pushes = frame(b">", b"message", b"foo", b"bar") + frame(b">", b"message", b"foo", b"vaz")
+    reply = b"$3\r\nbla\r\n"
+    sub.call_raw("EVAL", script, 0,
+                 expected=pushes + reply if self_first(server) else reply + pushes)
+    library = ("#!lua name=selfpush\n"
+               "redis.register_function('pub', function(keys, args) "
+               "redis.call('publish', 'foo', args[1]) return 7 end)")
+    sub.call_raw("FUNCTION", "LOAD", "REPLACE", library, expected=b"$8\r\nselfpush\r\n")
+    push = frame(b">", b"message", b"foo", b"fn")
+    try:
+        sub.call_raw("FCALL", "pub", 0, "fn",
+                     expected=push + b":7\r\n" if self_first(server) else b":7\r\n" + push)
+    finally:
+        sub.call_raw("FUNCTION", "DELETE", "selfpush", expected=b"+OK\r\n")
+
+
+def test_unsubscribe_inside_multi_then_publish_to_self(server, peer):
+    """(Un)subscribe confirmations are those commands' replies: they stay in place inside
+    EXEC's array; a later PUBLISH's message follows its reply (7.2+)."""
+    sub = peer(resp3=True)
+    sub.send("SUBSCRIBE", "foo", "bar", "baz")
+    sub.expect(frame(b">", b"subscribe", b"foo", 1) + frame(b">", b"subscribe", b"bar", 2)
+               + frame(b">", b"subscribe", b"baz", 3))
+    sub.call_raw("MULTI", expected=b"+OK\r\n")
+    for args in (("PING", "abc"), ("UNSUBSCRIBE", "bar"), ("UNSUBSCRIBE", "baz"),
+                 ("PING", "def")):
+        sub.call_raw(*args, expected=b"+QUEUED\r\n")
+    sub.call_raw("EXEC", expected=b"*4\r\n$3\r\nabc\r\n"
+                 + frame(b">", b"unsubscribe", b"bar", 2)
+                 + frame(b">", b"unsubscribe", b"baz", 1) + b"$3\r\ndef\r\n")
+    push = frame(b">", b"message", b"foo", b"vaz")
+    sub.call_raw("PUBLISH", "foo", "vaz",
+                 expected=push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
+
+
+def test_publish_to_self_under_client_reply_off(server, peer):
+    """The reply is silenced; the message, a push, is sent all the same."""
+    sub = peer(resp3=True)
+    sub.call_raw("SUBSCRIBE", "foo", expected=frame(b">", b"subscribe", b"foo", 1))
+    sub.send("CLIENT", "REPLY", "OFF")
+    sub.call_raw("PUBLISH", "foo", "bar", expected=frame(b">", b"message", b"foo", b"bar"))
+    sub.send("CLIENT", "REPLY", "ON")
+    sub.expect(b"+OK\r\n")
 
 
 def test_publish_counts_every_way_a_message_arrives(peer, r):
@@ -564,17 +664,18 @@ def test_hello_3_inside_exec_turns_messages_into_pushes(peer, r):
     conn.expect(frame(b">", b"message", b"a", b"m"))
 
 
-def test_subscribe_inside_multi(peer, r):
+def test_subscribe_inside_multi(server, peer, r):
     conn = peer()
     conn.call_raw("MULTI", expected=b"+OK\r\n")
     for args in (["SUBSCRIBE", "z", "y"], ["SSUBSCRIBE", "s"], ["PUBLISH", "z", "hey"],
                  ["PING"]):
         conn.call_raw(*args, expected=b"+QUEUED\r\n")
+    message = frame(b"*", b"message", b"z", b"hey")  # to itself: after EXEC's array (7.2+)
     conn.call_raw("EXEC", expected=(
         b"*4\r\n" + frame(b"*", b"subscribe", b"z", 1) + frame(b"*", b"subscribe", b"y", 2)
         + b"-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n"
-        + frame(b"*", b"message", b"z", b"hey") + b":1\r\n"
-        + b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"))
+        + (message if self_first(server) else b"") + b":1\r\n"
+        + b"*2\r\n$4\r\npong\r\n$0\r\n\r\n" + (b"" if self_first(server) else message)))
     assert error_text(conn.call("GET", "k")) == CANT.format("get")
     assert r.publish("y", "v") == 1
     conn.expect(frame(b"*", b"message", b"y", b"v"))

@@ -22,7 +22,6 @@ from brook.commands.registry import (
 from brook.glob import matcher
 from brook.protocol import resp
 from brook.pubsub import Registry, Table, global_count, shard_count
-from brook.session import REPLY_ON
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -110,18 +109,14 @@ def sunsubscribe(client: Session, args: list[bytes]) -> bytes:
 
 
 def _published(client: Session, receivers: int, own: bytes) -> bytes:
-    """The reply: the receiver count, after the publisher's own copies when it listens too
-    (Redis appends them to its output during the command, before the reply; inside EXEC they
-    land inside the EXEC array, as in Redis). Under CLIENT REPLY OFF/SKIP the copies still go,
-    as pushes do in Redis. The other subscribers' copies are written when the publisher's
-    batch ends (``Client.flush`` in brook.connection)."""
-    reply = resp.integer(receivers)
-    if not own:
-        return reply
-    if client.reply_mode != REPLY_ON:
-        client.out.append(own)
-        return reply
-    return own + reply
+    """The reply: the receiver count. The publisher's own copies, when it listens too (or a
+    script's caller does), wait in its ``postponed`` messages: Redis (7.2+) sends them after
+    the top-level command's whole reply (EXEC's, EVAL's), even under CLIENT REPLY OFF/SKIP.
+    The other subscribers' copies are written when the publisher's batch ends
+    (``Client.flush`` in brook.connection)."""
+    if own:
+        (client.requester or client).postponed.append(own)
+    return resp.integer(receivers)
 
 
 @command("publish", arity=3, flags="pubsub loading stale fast", acl="@pubsub @fast",
@@ -130,7 +125,8 @@ def _published(client: Session, receivers: int, own: bytes) -> bytes:
                     "channel and M is the total number of subscribed patterns (by any client).",
          syntax="channel message")
 def publish(client: Session, args: list[bytes]) -> bytes:
-    receivers, own = client.server.pubsub.publish(args[1], args[2], client)
+    receivers, own = client.server.pubsub.publish(args[1], args[2],
+                                                  client.requester or client)
     client.server.propagate_to_replicas(client.db.index, args)
     return _published(client, receivers, own)
 
@@ -143,7 +139,8 @@ def publish(client: Session, args: list[bytes]) -> bytes:
          syntax="shardchannel message")
 def spublish(client: Session, args: list[bytes]) -> bytes:
     """Without cluster mode a shard channel is just a second namespace of channels."""
-    receivers, own = client.server.pubsub.spublish(args[1], args[2], client)
+    receivers, own = client.server.pubsub.spublish(args[1], args[2],
+                                                   client.requester or client)
     client.server.propagate_to_replicas(client.db.index, args)
     return _published(client, receivers, own)
 
