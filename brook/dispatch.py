@@ -302,7 +302,12 @@ class Dispatcher:
             session.multi_bytes += sum(map(len, args))
             session.last_cmd = cmd
             return self._apply_reply_mode(session, resp.QUEUED)
-        reply = self.call(session, cmd, args)
+        server = self.server
+        outer, server.current_client = server.current_client, session
+        try:
+            reply = self.call(session, cmd, args)
+        finally:
+            server.current_client = outer
         if reply is None:  # parked: the reply mode in force now applies to its reply
             if session.blocked is not None:
                 session.blocked.silent = session.reply_mode != REPLY_ON
@@ -615,10 +620,13 @@ class Dispatcher:
                                                  "toplevel")
                 return self.error_reply(message, waiter.cmd, rejected=True)
         session.reprocessing = True
+        server = self.server
+        outer, server.current_client = server.current_client, session
         try:
             return self.call(session, waiter.cmd, waiter.args)
         finally:
             session.reprocessing = False
+            server.current_client = outer
 
     def unblocked(self, waiter: Waiter) -> None:
         """A parked command ended (served, timed out, unblocked, failed): count it once, with

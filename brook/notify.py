@@ -108,7 +108,7 @@ def notify(client: Session, event_class: int, event: bytes, key: bytes,
     than the client's, for MOVE and COPY ... DB)."""
     server = client.server
     if server.config.notify_keyspace_events & event_class:
-        current = client.requester or client  # a script's caller, for its commands
+        current = server.current_client or client  # a script's caller, for its commands
         own = publish_event(server, event, key,
                             client.db.index if db_index is None else db_index, current)
         if own:  # the writer listens to its own events: they follow its reply (Redis 7.2+)
@@ -116,9 +116,14 @@ def notify(client: Session, event_class: int, event: bytes, key: bytes,
 
 
 def expired(server: Server, db: Database, key: bytes) -> None:
-    """``Keyspace.on_expired``: the ``expired`` event (class ``x``)."""
+    """``Keyspace.on_expired``: the ``expired`` event (class ``x``). A key found expired by
+    a command (lazily): the client running it gets its copy after the reply (Redis 7.2+); the
+    active cycle runs between commands."""
     if server.config.notify_keyspace_events & NOTIFY_EXPIRED:
-        publish_event(server, b"expired", key, db.index)
+        current = server.current_client
+        own = publish_event(server, b"expired", key, db.index, current)
+        if own and current is not None:
+            current.postponed.append(own)
 
 
 def publish_event(server: Server, event: bytes, key: bytes, db_index: int,

@@ -131,6 +131,10 @@ class Server:
         self.output_limits = OutputLimits(self)
         self.command_table = commands.registry.lookup_table()
         self.dispatcher = Dispatcher(self)
+        # The client whose request is running (Redis's current_client; None between requests
+        # and on the fast path, whose sessions are never subscribed): what its command sends
+        # it, from EXEC or a script too, follows the command's reply (Dispatcher.execute).
+        self.current_client: Session | None = None
         # The script running past busy-reply-threshold: other clients get -BUSY meanwhile.
         self.script_busy: ScriptRun | None = None
         self.clients: dict[int, Client] = {}

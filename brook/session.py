@@ -99,10 +99,8 @@ class Session:
         # Messages its own running command sent it (a PUBLISH to a channel it listens to, an
         # event of its own write): Redis (7.2+) sends them after the top-level command's whole
         # reply (EXEC's, EVAL's), see Dispatcher.execute. Only a subscribed session gets any.
+        # Messages for it are its own while it is the server's ``current_client``.
         self.postponed: list[bytes] = []
-        # The session whose request runs this one's commands (a script's caller), when not
-        # itself: the one its commands' messages to "the current client" are for.
-        self.requester: Session | None = None
         # The read's replies reached the dispatcher's budget: what follows waits until they
         # are written (brook.connection).
         self.output_full = False

@@ -249,6 +249,31 @@ def test_a_writers_own_events_follow_exec_and_script_replies(server, r) -> None:
         r.config_set("notify-keyspace-events", "")
 
 
+def test_a_reader_gets_the_expired_event_of_a_key_it_found_expired_after_its_reply(
+        server, r) -> None:
+    """Lazy expiry during a RESP3 subscriber's GET: the event follows the reply (Redis 7.2+;
+    Redis 7.0 sent it first)."""
+    from tests.conftest import RawConnection
+
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # the fixture turns it back on
+    r.config_set("notify-keyspace-events", "Ex")
+    conn = RawConnection(server.port)
+    try:
+        conn.call("HELLO", "3")
+        conn.call("SUBSCRIBE", "__keyevent@0__:expired")
+        r.set("k", "v", px=1)
+        time.sleep(0.01)
+        conn.send(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+        push = b">3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$1\r\nk\r\n"
+        if server.version < (7, 2):
+            assert conn.read(until=b"_\r\n", timeout=5) == push + b"_\r\n"
+        else:
+            assert conn.read(until=b"$1\r\nk\r\n", timeout=5) == b"_\r\n" + push
+    finally:
+        conn.close()
+        r.config_set("notify-keyspace-events", "")
+
+
 @pytest.mark.min_redis(7, 2)
 def test_a_served_blocked_client_gets_its_own_events_after_its_reply(server, r) -> None:
     """BLPOP served by another client's push: its ``lpop`` event follows its reply."""

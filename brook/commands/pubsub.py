@@ -108,14 +108,19 @@ def sunsubscribe(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _published(client: Session, receivers: int, own: bytes) -> bytes:
-    """The reply: the receiver count. The publisher's own copies, when it listens too (or a
-    script's caller does), wait in its ``postponed`` messages: Redis (7.2+) sends them after
-    the top-level command's whole reply (EXEC's, EVAL's), even under CLIENT REPLY OFF/SKIP.
-    The other subscribers' copies are written when the publisher's batch ends
-    (``Client.flush`` in brook.connection)."""
+def _current(client: Session) -> Session:
+    """The client whose request runs this command: a script's caller for the script's."""
+    return client.server.current_client or client
+
+
+def _published(current: Session, receivers: int, own: bytes) -> bytes:
+    """The reply: the receiver count. The current client's own copies, when it listens too,
+    wait in its ``postponed`` messages: Redis (7.2+) sends them after the top-level command's
+    whole reply (EXEC's, EVAL's), even under CLIENT REPLY OFF/SKIP. The other subscribers'
+    copies are written when the publisher's batch ends (``Client.flush`` in
+    brook.connection)."""
     if own:
-        (client.requester or client).postponed.append(own)
+        current.postponed.append(own)
     return resp.integer(receivers)
 
 
@@ -125,10 +130,10 @@ def _published(client: Session, receivers: int, own: bytes) -> bytes:
                     "channel and M is the total number of subscribed patterns (by any client).",
          syntax="channel message")
 def publish(client: Session, args: list[bytes]) -> bytes:
-    receivers, own = client.server.pubsub.publish(args[1], args[2],
-                                                  client.requester or client)
+    current = _current(client)
+    receivers, own = client.server.pubsub.publish(args[1], args[2], current)
     client.server.propagate_to_replicas(client.db.index, args)
-    return _published(client, receivers, own)
+    return _published(current, receivers, own)
 
 
 @command("spublish", arity=3, flags="pubsub loading stale fast", keys=(1, 1, 1),
@@ -139,10 +144,10 @@ def publish(client: Session, args: list[bytes]) -> bytes:
          syntax="shardchannel message")
 def spublish(client: Session, args: list[bytes]) -> bytes:
     """Without cluster mode a shard channel is just a second namespace of channels."""
-    receivers, own = client.server.pubsub.spublish(args[1], args[2],
-                                                   client.requester or client)
+    current = _current(client)
+    receivers, own = client.server.pubsub.spublish(args[1], args[2], current)
     client.server.propagate_to_replicas(client.db.index, args)
-    return _published(client, receivers, own)
+    return _published(current, receivers, own)
 
 
 # ---------------------------------------------------------------------------------------------

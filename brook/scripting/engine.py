@@ -193,7 +193,6 @@ class Engine:
         session.db = caller.db
         session.protocol = 2
         session.replaying = caller.replaying
-        session.requester = caller  # its commands' messages to the caller follow the reply
         effect_log = server.effect_log
         own_transaction = server.propagating and effect_log.transaction is None
         if own_transaction:
@@ -211,7 +210,6 @@ class Engine:
         finally:
             snapshot_time(outer)
             self.run = None
-            session.requester = None
             if run.timed_out:
                 server.end_busy()
             if own_transaction:
