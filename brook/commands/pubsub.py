@@ -108,11 +108,6 @@ def sunsubscribe(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _current(client: Session) -> Session:
-    """The client whose request runs this command: a script's caller for the script's."""
-    return client.server.current_client or client
-
-
 def _published(current: Session, receivers: int, own: bytes) -> bytes:
     """The reply: the receiver count. The current client's own copies, when it listens too,
     wait in its ``postponed`` messages: Redis (7.2+) sends them after the top-level command's
@@ -130,9 +125,10 @@ def _published(current: Session, receivers: int, own: bytes) -> bytes:
                     "channel and M is the total number of subscribed patterns (by any client).",
          syntax="channel message")
 def publish(client: Session, args: list[bytes]) -> bytes:
-    current = _current(client)
-    receivers, own = client.server.pubsub.publish(args[1], args[2], current)
-    client.server.propagate_to_replicas(client.db.index, args)
+    server = client.server
+    current = server.current_client or client  # a script's caller for the script's PUBLISH
+    receivers, own = server.pubsub.publish(args[1], args[2], current)
+    server.propagate_to_replicas(client.db.index, args)
     return _published(current, receivers, own)
 
 
@@ -144,9 +140,10 @@ def publish(client: Session, args: list[bytes]) -> bytes:
          syntax="shardchannel message")
 def spublish(client: Session, args: list[bytes]) -> bytes:
     """Without cluster mode a shard channel is just a second namespace of channels."""
-    current = _current(client)
-    receivers, own = client.server.pubsub.spublish(args[1], args[2], current)
-    client.server.propagate_to_replicas(client.db.index, args)
+    server = client.server
+    current = server.current_client or client
+    receivers, own = server.pubsub.spublish(args[1], args[2], current)
+    server.propagate_to_replicas(client.db.index, args)
     return _published(current, receivers, own)
 
 
