@@ -199,8 +199,9 @@ class Dispatcher:
                     reply = cmd.handler(session, request)  # type: ignore[arg-type]
                 except CommandError as err:
                     reply = self.error_reply(err.message, cmd)
-                except Exception as err:  # a bug must cost one reply, never the server
-                    reply = self.internal_error(session, cmd, err)
+                except Exception as bug:  # a bug must cost one reply, never the server
+                    # (a name of its own: mypyc types ``err`` as CommandError above)
+                    reply = self.internal_error(session, cmd, bug)
                 if server.propagating and (server.dirty != dirty or session.effects is not None):
                     self.persist(session, request, reply is not None)  # type: ignore[arg-type]
                 if fast:  # not timed one by one: charged at the end of the batch
@@ -572,8 +573,9 @@ class Dispatcher:
             reply = cmd.handler(session, args)  # type: ignore[misc]
         except CommandError as err:
             reply = self.error_reply(err.message, cmd)
-        except Exception as err:  # a bug must cost one reply, never the server
-            reply = self.internal_error(session, cmd, err)
+        except Exception as bug:  # a bug must cost one reply, never the server
+            # (a name of its own: mypyc types ``err`` as CommandError above)
+            reply = self.internal_error(session, cmd, bug)
         if server.propagating and (server.dirty != dirty or session.effects is not None):
             self.persist(session, args, reply is not None)
         return reply

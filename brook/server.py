@@ -367,12 +367,12 @@ class Server:
         for name, *rules in config.user_lines:
             try:
                 self.acl.set_user(name, ["reset", *rules], pubsub_all)
-            except AclRuleError as err:
-                message, op = err.args
+            except AclRuleError as rule_error:
+                message, op = rule_error.args
                 self.log("warning", f"Error loading ACL rule '{op}' for the user named "
                                     f"'{name}': {message}")
                 self.log("warning", "Critical error while loading ACLs. Exiting.")
-                raise SystemExit(1) from err
+                raise SystemExit(1) from rule_error
         config.rewrite_users = self.acl.list_lines
 
     def load_acl_file(self, path: str) -> None:
@@ -616,9 +616,9 @@ class Server:
         self._load_users()
         try:
             await self.persistence.startup()
-        except PersistenceError as err:
-            self.log("warning", str(err))
-            raise SystemExit(1) from err
+        except PersistenceError as failure:
+            self.log("warning", str(failure))
+            raise SystemExit(1) from failure
         for kind, configured in (("tcp", config.port), ("unix", config.unixsocket),
                                  ("tls", config.tls_port)):
             if configured:

@@ -253,8 +253,9 @@ def read_acl_file(path: str, pubsub_default_all: bool) -> dict[str, User]:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             text = handle.read()
-    except OSError as err:
-        raise AclFileError(f"Error loading ACLs, opening file '{path}': {err.strerror}")
+    except OSError as unreadable:
+        raise AclFileError(
+            f"Error loading ACLs, opening file '{path}': {unreadable.strerror}") from None
     errors: list[str] = []
     users: dict[str, User] = {}
     for number, raw in enumerate(text.split("\n"), start=1):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.blocking import POP, Waiter
 from brook.commands.args import parse_int
-from brook.commands.registry import SYNTAX_ERROR, CommandError, command
+from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command
 from brook.commands.timeouts import parse_timeout
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
@@ -168,7 +168,7 @@ def wait(client: Session, args: list[bytes]) -> bytes | None:
     count = replication.acked_count(offset)
     if count >= wanted or client.in_exec or client.in_script:
         return resp.integer(count)
-    _park(client, args, wanted, offset, -1, timeout_ms)
+    _park(client, "wait", args, wanted, offset, -1, timeout_ms)
     return None
 
 
@@ -199,17 +199,17 @@ def waitaof(client: Session, args: list[bytes]) -> bytes | None:
         return reply
     if client.in_exec or client.in_script:
         return replication.wait_timeout_reply(offset, local)
-    _park(client, args, wanted, offset, local, timeout_ms)
+    _park(client, "waitaof", args, wanted, offset, local, timeout_ms)
     return None
 
 
-def _park(client: Session, args: list[bytes], wanted: int, offset: int, local: int,
+def _park(client: Session, name: str, args: list[bytes], wanted: int, offset: int, local: int,
           timeout_ms: int) -> None:
-    """WAIT or WAITAOF waits for acknowledgements (``local`` -1: WAIT)."""
+    """WAIT or WAITAOF (``name``) waits for acknowledgements (``local`` -1: WAIT). The
+    command is named, not read from ``last_cmd``: the dispatcher's fast path records that
+    only when its batch ends."""
     replication = client.server.replication
-    cmd = client.last_cmd
-    assert cmd is not None
-    waiter = Waiter(client, cmd, args, [], POP)
+    waiter = Waiter(client, COMMANDS[name], args, [], POP)
     waiter.on_timeout = lambda: replication.wait_timeout_reply(offset, local)
     client.server.blocking.park(waiter, timeout_ms)
     replication.wait(waiter, wanted, offset, local)
