@@ -225,6 +225,13 @@ def test_wait_counts_the_replicas_that_acknowledged(pair: Pair) -> None:
         pair.master.execute_command("WAIT", 1, -1)
 
 
+def test_wait_parks_as_the_first_request_of_a_connection(raw: RawConnection) -> None:
+    """No replica: WAIT 1 waits out its timeout and answers 0, even as the first request a
+    connection sends (nothing recorded as its last command yet)."""
+    assert raw.call("WAIT", 1, 50) == 0
+    assert raw.call("PING") == b"PONG"
+
+
 def test_expiry_reaches_the_replica_as_a_deletion(pair: Pair) -> None:
     pair.master.set("short", "v", px=100)
     pair.sync()
@@ -244,6 +251,40 @@ def test_a_reader_parked_on_the_replica_is_served_by_the_stream(pair: Pair) -> N
     pair.master.xadd("events", {"n": "1"}, id="2-1")
     thread.join(15)
     assert result == [[[b"events", [(b"2-1", {b"n": b"1"})]]]]
+
+
+DEMOTED = (b"-UNBLOCKED force unblock from blocking operation, instance state changed "
+           b"(master -> replica?)\r\n<CLOSED>")
+
+
+@pytest.mark.parametrize("kind", ["brook", "redis"])
+def test_parked_clients_are_unblocked_and_closed_when_a_master_is_followed(
+        kind: str, tmp_path: Path) -> None:
+    """Redis's disconnectAllBlockedClients, whenever the server starts following a master
+    (a master turned replica, or a replica given another master): WAITs included."""
+    servers = []
+    for name in ("server", "first", "second"):
+        (tmp_path / name).mkdir()
+        servers.append(start(kind, tmp_path / name))
+    server, first, second = servers
+    try:
+        client = server.client()
+        parked = [RawConnection(server.port) for _ in range(2)]
+        parked[0].send(b"*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$1\r\n0\r\n")
+        parked[1].send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n")
+        wait_until(lambda: int(client.info("clients")["blocked_clients"]) == 2)
+        assert client.execute_command("REPLICAOF", "127.0.0.1", first.port) == b"OK"
+        assert [connection.read(b"<CLOSED>", timeout=5) for connection in parked] == [DEMOTED] * 2
+        reader = RawConnection(server.port)  # a replica's reader, on a replica of another master
+        reader.send(b"*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n"
+                    b"$1\r\ns\r\n$1\r\n$\r\n")
+        wait_until(lambda: int(client.info("clients")["blocked_clients"]) == 1)
+        assert client.execute_command("REPLICAOF", "127.0.0.1", second.port) == b"OK"
+        assert reader.read(b"<CLOSED>", timeout=5) == DEMOTED
+        assert client.ping()  # the client that sent REPLICAOF stays
+    finally:
+        for process in servers:
+            process.stop()
 
 
 def test_a_cut_link_resumes_with_a_partial_resync(pair: Pair) -> None:

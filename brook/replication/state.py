@@ -277,12 +277,15 @@ class Replication:
         self.server.flush_effects()
         self.feed(payload)
 
-    def cancel_waits(self) -> None:
-        """This master became a replica: WAITs can no longer be satisfied."""
-        blocking = self.server.blocking
-        for waiter, _wanted, _offset, _local in self.waiters:
-            if waiter.active:
-                blocking.fail(waiter, DEMOTED)
+    def disconnect_blocked(self) -> None:
+        """A new master to follow: every parked client (WAIT and WAITAOF too) gets
+        ``-UNBLOCKED`` and is closed after it, as Redis's disconnectAllBlockedClients does;
+        what it waited for may never come from this server now."""
+        server = self.server
+        for client in list(server.clients.values()):
+            if client.blocked is not None:
+                client.close()  # after the reply, which fail writes
+                server.blocking.fail(client.blocked, DEMOTED)
         self.waiters = []
 
     def serve_waiters(self) -> None:
@@ -348,11 +351,7 @@ class Replication:
         server.config.replicaof = [host, str(port)]  # what CONFIG GET/REWRITE show
         if was_master:
             server.flush_effects()
-            self.cancel_waits()
-            for client in list(server.clients.values()):
-                if client.blocked is not None:
-                    server.blocking.fail(client.blocked, DEMOTED)
-                    client.closing = True
+        self.disconnect_blocked()
         server.refresh_propagating()
         server.refresh_replication_checks()
         self.link = MasterLink(server, host, port)
