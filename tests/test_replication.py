@@ -79,10 +79,15 @@ def info(client: redis.Redis) -> dict[str, str]:
 
 
 def synced(master: redis.Redis, replica: redis.Redis) -> bool:
-    """The replica is connected and has applied everything the master has sent."""
-    ours = info(replica)
+    """The replica is connected and has applied everything the master has sent, and the
+    master counts it online (Redis marks a replica online only after its first
+    acknowledgement, which may come after the replica reports its link up)."""
+    ours, theirs = info(replica), info(master)
+    listed = f",port={replica.connection_pool.connection_kwargs['port']},state=online,"
     return (ours.get("master_link_status") == "up"
-            and ours["master_repl_offset"] == info(master)["master_repl_offset"])
+            and ours["master_repl_offset"] == theirs["master_repl_offset"]
+            and any(name.startswith("slave") and name[5:].isdigit() and listed in line
+                    for name, line in theirs.items()))
 
 
 class Pair:
