@@ -955,6 +955,12 @@ class Stream:
 
     # -- introspection ---------------------------------------------------------------------------
 
+    def node_entries(self) -> Iterator[tuple[list[int], list[list[bytes] | None]]]:
+        """Each node's IDs and rows (None = deleted), oldest node first, for serializers (a
+        sealed node is decoded without entering the read cache)."""
+        for node in self._nodes:
+            yield _entries(node) if node.blob is None or node in _CACHE else _decode(node)
+
     def node_count(self) -> int:
         """Macro nodes (XINFO STREAM radix-tree-keys / radix-tree-nodes)."""
         return len(self._nodes)
