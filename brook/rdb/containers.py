@@ -114,9 +114,13 @@ def listpack_strings(blob: bytes) -> list[bytes]:
             for item in listpack_items(blob)]
 
 
-def _lp_int(value: int) -> bytes:
+SMALL_INTS: Final = [bytes((value, 1)) for value in range(128)]  # 7-bit entries, prebuilt
+
+
+def lp_int(value: int) -> bytes:
+    """One integer entry."""
     if 0 <= value <= 127:
-        return bytes((value, 1))
+        return SMALL_INTS[value]
     if -4096 <= value <= 4095:
         unsigned = value & 0x1FFF
         return bytes((0xC0 | unsigned >> 8, unsigned & 0xFF, 2))
@@ -143,18 +147,16 @@ def _backlen(size: int) -> bytes:
                   ((size >> 7) & 127) | 128, (size & 127) | 128))
 
 
-def _lp_entry(item: bytes) -> bytes:
-    """One string entry, as an integer when it is one (Redis's lpAppend does the same)."""
+def lp_string(item: bytes) -> bytes:
+    """One string entry, as an integer when it spells one exactly (Redis's lpAppend does the
+    same: digits, an optional minus, no leading zero, within 64 bits)."""
     size = len(item)
-    if size <= 20 and item:
-        first = item[0]
-        if (48 <= first <= 57 or first == 45) and item.isascii():
-            try:
-                value = int(item)
-            except ValueError:
-                value = None
-            if value is not None and -(1 << 63) <= value < 1 << 63 and b"%d" % value == item:
-                return _lp_int(value)
+    if 0 < size <= 20:
+        digits = item[1:] if item[0] == 45 else item  # '-'
+        if digits.isdigit() and digits.isascii() and (digits[0] != 48 or digits == item == b"0"):
+            value = int(item)
+            if -(1 << 63) <= value < 1 << 63:
+                return lp_int(value)
     if size < 64:
         head = bytes((0x80 | size,))
     elif size < 4096:
@@ -166,13 +168,13 @@ def _lp_entry(item: bytes) -> bytes:
 
 def listpack_entry(item: Element) -> bytes:
     if type(item) is int:
-        return _lp_int(item)  # type: ignore[arg-type]
-    return _lp_entry(item)  # type: ignore[arg-type]
+        return lp_int(item)  # type: ignore[arg-type]
+    return lp_string(item)  # type: ignore[arg-type]
 
 
 def listpack(items: list[bytes]) -> bytes:
     """A listpack of string elements (integers encoded as integers)."""
-    return listpack_of([_lp_entry(item) for item in items], len(items))
+    return listpack_of([lp_string(item) for item in items], len(items))
 
 
 def listpack_of(entries: list[bytes], count: int) -> bytes:

@@ -333,8 +333,9 @@ def _raw_id(raw: bytes) -> int:
     return int.from_bytes(raw[:8], "big") << 64 | int.from_bytes(raw[8:], "big")
 
 
-def _stream_node(master: int, blob: bytes, stream: Stream, previous: int) -> tuple[int, int]:
-    """Append the live entries of one node to ``stream``; returns (last ID seen, entries)."""
+def _stream_node(master: int, blob: bytes, previous: int
+                 ) -> tuple[list[int], list[list[bytes]], int]:
+    """The live entries of one node (IDs, rows) and the last ID it holds, deleted or not."""
     items = listpack_items(blob)
     if not items:
         raise RdbError("empty listpack inside stream")
@@ -348,8 +349,10 @@ def _stream_node(master: int, blob: bytes, stream: Stream, previous: int) -> tup
         raise RdbError("bad stream master entry")
     master_ms, master_seq = master >> 64, master & (_U64 - 1)
     pos = 4 + nnames
-    seen_live = seen_deleted = 0
-    append = stream.append
+    seen_deleted = 0
+    ids: list[int] = []
+    rows: list[list[bytes]] = []
+    same_count = nnames + 3
     while pos < end:
         if pos + 3 > end:
             raise RdbError("stream entry past the end")
@@ -358,27 +361,26 @@ def _stream_node(master: int, blob: bytes, stream: Stream, previous: int) -> tup
             raise RdbError("bad stream entry header")
         pos += 3
         if flags & _STREAM_SAMEFIELDS:
-            width = nnames
-            values = items[pos:pos + width]
-            pos += width
-            row: list[bytes] = [b""] * (2 * width)
+            stop = pos + nnames
+            row: list[bytes] = [b""] * (2 * nnames)
             row[0::2] = names
-            row[1::2] = [_text(value) for value in values]
-            counted = width + 3
+            values = items[pos:stop]
+            row[1::2] = values if all(type(v) is bytes for v in values) else [
+                _text(value) for value in values]
+            counted = same_count
         else:
             npairs = items[pos] if pos < end else None
-            if type(npairs) is not int or npairs < 0:
+            if type(npairs) is not int or npairs <= 0:
                 raise RdbError("bad stream entry field count")
             pos += 1
-            row = [_text(item) for item in items[pos:pos + 2 * npairs]]
-            pos += 2 * npairs
-            width = npairs
+            stop = pos + 2 * npairs
+            row = [_text(item) for item in items[pos:stop]]
             counted = 2 * npairs + 4
-        if pos >= end or items[pos] != counted or len(row) != 2 * width:
+        if stop >= end or items[stop] != counted or not row:
             raise RdbError("bad stream entry length")
-        pos += 1
+        pos = stop + 1
         ms = master_ms + ms_delta
-        seq = master_seq + seq_delta if ms_delta == 0 else master_seq + seq_delta
+        seq = master_seq + seq_delta
         entry_id = ms << 64 | seq
         if not (0 <= ms < _U64 and 0 <= seq < _U64) or entry_id <= previous:
             raise RdbError("stream entry IDs out of order")
@@ -386,11 +388,11 @@ def _stream_node(master: int, blob: bytes, stream: Stream, previous: int) -> tup
         if flags & _STREAM_DELETED:
             seen_deleted += 1
         else:
-            seen_live += 1
-            append(entry_id, row)
-    if seen_live != live or seen_deleted != deleted:
+            ids.append(entry_id)
+            rows.append(row)
+    if len(ids) != live or seen_deleted != deleted:
         raise RdbError("stream node counts disagree")
-    return previous, seen_live
+    return ids, rows, previous
 
 
 def _stream(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
@@ -403,8 +405,9 @@ def _stream(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
         if master in keys or master <= previous:
             raise RdbError("stream node keys out of order")
         keys.add(master)
-        previous, count = _stream_node(master, r.string(), stream, max(previous, master - 1))
-        live += count
+        ids, rows, previous = _stream_node(master, r.string(), max(previous, master - 1))
+        stream.append_node(ids, rows)
+        live += len(ids)
     length = r.length()
     last_id = r.length() << 64 | r.length()
     if length != live or stream.length != live:

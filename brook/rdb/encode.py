@@ -30,7 +30,15 @@ from typing import Final, Protocol
 from brook.protocol.resp import format_double
 from brook.rdb import constants as c
 from brook.rdb import strings as s
-from brook.rdb.containers import intset, listpack, listpack_entry, listpack_of
+from brook.rdb.containers import (
+    SMALL_INTS,
+    intset,
+    listpack,
+    listpack_entry,
+    listpack_of,
+    lp_int,
+    lp_string,
+)
 from brook.types.hash import Hash
 from brook.types.lists import ListValue
 from brook.types.pel import NO_OWNER
@@ -137,7 +145,8 @@ def _raw_id(entry_id: int) -> bytes:
 
 
 def _stream_node(ids: list[int], rows: list[list[bytes] | None]) -> tuple[int, bytes] | None:
-    """(master ID, listpack) of a node's live entries, None when none is live."""
+    """(master ID, listpack) of a node's live entries, None when none is live. The hot loop
+    of a stream's DUMP: integers below 128 and repeated strings come from tables."""
     live = [(entry_id, row) for entry_id, row in zip(ids, rows, strict=True) if row is not None]
     if not live:
         return None
@@ -145,24 +154,37 @@ def _stream_node(ids: list[int], rows: list[list[bytes] | None]) -> tuple[int, b
     names = first[0::2]
     nnames = len(names)
     master_ms, master_seq = master >> 64, master & _MASK64
-    entry = listpack_entry
-    parts = [entry(len(live)), entry(0), entry(nnames)]
-    parts += [entry(name) for name in names]
-    parts.append(entry(0))
+    small = SMALL_INTS
+    seen: dict[bytes, bytes] = {}  # strings of this node already encoded
+
+    def text(item: bytes) -> bytes:
+        encoded = seen.get(item)
+        if encoded is None:
+            encoded = seen[item] = lp_string(item)
+        return encoded
+
+    def number(value: int) -> bytes:
+        return small[value] if 0 <= value < 128 else lp_int(value)
+
+    parts = [number(len(live)), small[0], number(nnames)]
+    parts += [text(name) for name in names]
+    parts.append(small[0])
+    same_flag, other_flag = small[2], small[0]
+    same_count = number(nnames + 3)
     count = 4 + nnames
     for entry_id, row in live:
         ms_delta = (entry_id >> 64) - master_ms
         seq_delta = (entry_id & _MASK64) - master_seq
         if row[0::2] == names:
-            parts += (entry(2), entry(ms_delta), entry(seq_delta))
-            parts += [entry(item) for item in row[1::2]]
-            parts.append(entry(nnames + 3))
+            parts += (same_flag, number(ms_delta), number(seq_delta))
+            parts += [text(item) for item in row[1::2]]
+            parts.append(same_count)
             count += nnames + 4
         else:
             npairs = len(row) >> 1
-            parts += (entry(0), entry(ms_delta), entry(seq_delta), entry(npairs))
-            parts += [entry(item) for item in row]
-            parts.append(entry(2 * npairs + 4))
+            parts += (other_flag, number(ms_delta), number(seq_delta), number(npairs))
+            parts += [text(item) for item in row]
+            parts.append(number(2 * npairs + 4))
             count += 2 * npairs + 5
     return master, listpack_of(parts, count)
 

@@ -151,11 +151,10 @@ def _canonical_int(data: bytes) -> int | None:
     """The integer ``data`` spells exactly as Redis prints it (no sign, zeros or spaces more)."""
     if not data or len(data) > 11:
         return None
-    try:
-        value = int(data)
-    except ValueError:
+    digits = data[1:] if data[0] == 45 else data  # '-'
+    if not (digits.isdigit() and (digits[0] != 48 or data == b"0")):
         return None
-    return value if b"%d" % value == data else None
+    return int(data)
 
 
 def string(data: bytes, compress: bool = True) -> bytes:
