@@ -39,6 +39,7 @@ from brook.eviction import Evictor, is_lfu
 from brook.keyspace import Database, Keyspace, keep_expired_keys
 from brook.listeners import Listeners
 from brook.memory import MemoryAccount
+from brook.migration import MigrateSockets
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.effectlog import EffectLog
@@ -158,6 +159,7 @@ class Server:
         # start-up reading is taken once listening (INFO used_memory_startup).
         self.memory = MemoryAccount()
         self.evictor = Evictor(self)
+        self.migrate_sockets = MigrateSockets()  # MIGRATE's connections to its targets
         self.configure_access()
         # Whether memory was over maxmemory when the running command started (Redis's
         # pre_command_oom_state: scripts refuse their first denyoom write by it).
@@ -878,6 +880,7 @@ class Server:
             if started - self.replication_ticked >= 1.0:  # Redis's replicationCron
                 self.replication_ticked = started
                 self.replication.tick()
+                self.migrate_sockets.close_idle()
             if self.output_limits.slow:  # soft limits expire even when nothing is written
                 self.output_limits.check_slow()
             now = time.monotonic()

@@ -4,7 +4,7 @@ corrupt at any byte (the server answers and stays whole)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -345,3 +345,60 @@ def _try(r: redis.Redis, payload: bytes) -> None:
         assert r.exists("k") == 0 or r.type("k") is not None
         return
     _valid_read(r, "k")
+
+
+# -- MIGRATE ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def target(server: ServerProcess, brook_process: ServerProcess,
+           redis_process: ServerProcess | None) -> Iterator[redis.Redis]:
+    """The other server: MIGRATE from Brook goes to Redis and the other way round."""
+    other = redis_process if server.kind == "brook" else brook_process
+    if other is None:
+        pytest.skip("redis-server is not installed")
+    client = other.client()
+    client.flushall()
+    yield client
+    client.flushall()
+    client.close()
+
+
+def test_migrate(r: redis.Redis, target: redis.Redis) -> None:
+    host, port = target.connection_pool.connection_kwargs["host"], \
+        target.connection_pool.connection_kwargs["port"]
+    r.set("k", "v")
+    r.pexpire("k", 50_000)
+    r.rpush("l", 1, 2, 3)
+    r.zadd("z", {"a": 1.5})
+    assert r.execute_command("MIGRATE", host, port, "k", 0, 1000) == b"OK"
+    assert r.exists("k") == 0
+    assert target.get("k") == b"v"
+    assert 40_000 < target.pttl("k") <= 50_000
+    assert r.execute_command("MIGRATE", host, port, "", 3, 1000, "COPY", "KEYS", "l", "z",
+                             "nope") == b"OK"
+    assert r.exists("l", "z") == 2
+    target.select(3)
+    assert target.lrange("l", 0, -1) == [b"1", b"2", b"3"]
+    assert target.zscore("z", "a") == 1.5
+    assert error_of(r, "MIGRATE", host, port, "", 3, 1000, "KEYS", "l") == \
+        "Target instance replied with error: BUSYKEY Target key name already exists."
+    assert r.exists("l") == 1
+    assert r.execute_command("MIGRATE", host, port, "nokey", 3, 1000) == b"NOKEY"
+    assert error_of(r, "MIGRATE", host, port, "l", 3, 1000, "KEYS", "a") == \
+        "When using MIGRATE KEYS option, the key argument must be set to the empty string"
+    assert error_of(r, "MIGRATE", host, port, "l", 3, 1000, "bogus") == "syntax error"
+    assert error_of(r, "MIGRATE", host, port, "l", "x", 1000) == \
+        "value is not an integer or out of range"
+    assert r.execute_command("MIGRATE", host, port, "", 3, 1000, "REPLACE", "KEYS", "l") == \
+        b"OK"
+    assert r.exists("l") == 0
+    assert r.info("stats")["migrate_cached_sockets"] == 1
+    target.select(0)
+
+
+def test_migrate_unreachable_target(r: redis.Redis) -> None:
+    r.set("k", "v")
+    assert error_of(r, "MIGRATE", "127.0.0.1", 1, "k", 0, 500) == \
+        "IOERR error or timeout writing to target instance"  # a refused connection
+    assert r.get("k") == b"v"

@@ -175,6 +175,45 @@ def migrate_key_positions(argc: int, args: list[bytes]) -> list[int]:
     return [3] if argc > 3 else []
 
 
+def _migrate_options(args: list[bytes]) -> tuple[bool, bool, bytes | None, bytes | None, int]:
+    """(COPY, REPLACE, AUTH username, AUTH password, index of the first key)."""
+    copy = replace = False
+    username = password = None
+    first = 3
+    position = 6
+    while position < len(args):
+        word = args[position].lower()
+        more = len(args) - 1 - position
+        if word == b"copy":
+            copy = True
+        elif word == b"replace":
+            replace = True
+        elif word == b"auth":
+            if not more:
+                raise CommandError(SYNTAX_ERROR)
+            position += 1
+            password = args[position]
+        elif word == b"auth2":
+            if more < 2:
+                raise CommandError(SYNTAX_ERROR)
+            username, password = args[position + 1], args[position + 2]
+            position += 2
+        elif word == b"keys":
+            if args[3]:
+                raise CommandError("ERR When using MIGRATE KEYS option, the key argument must "
+                                   "be set to the empty string")
+            first = position + 1
+            break
+        else:
+            raise CommandError(SYNTAX_ERROR)
+        position += 1
+    return copy, replace, username, password, first
+
+
+def _encode_command(*parts: bytes) -> bytes:
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
 @command("migrate", arity=-6, flags="write movablekeys", keys=(3, 3, 1),
          acl="@keyspace @write @slow @dangerous", since="2.6.0",
          summary="Atomically transfers a key from one Redis instance to another.",
@@ -184,8 +223,85 @@ def migrate_key_positions(argc: int, args: list[bytes]) -> list[int]:
          syntax="host port key|\"\" destination-db timeout [COPY] [REPLACE] "
          "[AUTH password | AUTH2 username password] [KEYS key [key ...]]")
 def migrate(client: Session, args: list[bytes]) -> bytes:
-    """Not built yet: the command table entry (its keys, for ACL and cluster checks) only."""
-    raise CommandError("ERR MIGRATE is not supported by this server")
+    """DUMP the keys, RESTORE them on the target in one pipelined write, and delete here
+    those the target took (unless COPY). Synchronous with the timeout, as Redis: the server
+    waits (:mod:`brook.migration`). One retry on a fresh connection when a cached one turns
+    out closed (not after a timeout)."""
+    copy, replace, username, password, first = _migrate_options(args)
+    timeout_ms = parse_int(args[5])
+    db_index = parse_int(args[4])
+    if timeout_ms <= 0:
+        timeout_ms = 1000
+    timeout = timeout_ms / 1000
+    db = client.db
+    keys = [key for key in args[first:] if db.lookup_read(key) is not None]
+    if not keys:
+        return resp.simple("NOKEY")
+    sockets = client.server.migrate_sockets
+    name = args[1] + b":" + args[2]
+    restore_name = b"RESTORE-ASKING" if client.server.config.cluster_enabled else b"RESTORE"
+    for attempt in (0, 1):
+        try:
+            target = sockets.get(args[1], args[2], timeout)
+        except ConnectionRefusedError:  # Redis's connect does not see it; its write does
+            raise CommandError("IOERR error or timeout writing to target instance") from None
+        except (OSError, ValueError):
+            raise CommandError("IOERR error or timeout connecting to the client") from None
+        request = []
+        if password is not None:
+            request.append(_encode_command(b"AUTH", *([username] if username else []),
+                                           password))
+        select = target.last_db != db_index
+        if select:
+            request.append(_encode_command(b"SELECT", b"%d" % db_index))
+        moved: list[bytes] = []
+        now = now_ms()
+        for key in keys:
+            value = db.lookup(key)
+            if value is None:
+                continue
+            deadline = db.expires.get(key)
+            ttl = 0
+            if deadline is not None:
+                ttl = deadline - now
+                if ttl < 0:
+                    continue
+                ttl = max(ttl, 1)
+            body, version = dump_object(value, client.server.config)
+            moved.append(key)
+            request.append(_encode_command(restore_name, key, b"%d" % ttl, wrap(body, version),
+                                           *([b"REPLACE"] if replace else [])))
+        reading = False
+        try:
+            target.send_all(b"".join(request), timeout)
+            reading = True
+            auth_reply = target.read_line(timeout) if password is not None else b"+"
+            select_reply = target.read_line(timeout) if select else b"+"
+            replies = [target.read_line(timeout) for _ in moved]
+        except OSError as error:
+            sockets.close(name)
+            if attempt == 0 and not isinstance(error, TimeoutError):
+                continue
+            what = "reading" if reading else "writing"
+            raise CommandError(f"IOERR error or timeout {what} to target instance") from None
+        break
+    prelude_ok = not auth_reply.startswith(b"-") and not select_reply.startswith(b"-")
+    deleted: list[bytes] = []
+    for key, reply in zip(moved, replies, strict=True):
+        if not copy and prelude_ok and not reply.startswith(b"-"):
+            db.delete(key)
+            written(client, key, GENERIC, b"del")
+            deleted.append(key)
+    if deleted:
+        propagate(client, [b"DEL", *deleted])
+    failure = next((line for line in (auth_reply, select_reply, *replies)
+                    if line.startswith(b"-")), None)
+    if failure is not None:
+        target.last_db = -1
+        raise CommandError("ERR Target instance replied with error: "
+                           + failure[1:].decode("utf-8", "replace"))
+    target.last_db = db_index
+    return resp.OK
 
 
 COMMANDS["migrate"].find_keys = migrate_key_positions
