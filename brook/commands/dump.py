@@ -109,7 +109,7 @@ def _restore(client: Session, args: list[bytes]) -> bytes:
         db.delete(key)
     if ttl and not absttl:
         ttl += now_ms()
-    if ttl and ttl <= expiry_now() and not client.server.replication.is_replica:
+    if value is None or ttl and ttl <= expiry_now() and not client.server.replication.is_replica:
         if deleted:  # the old value went: that is the whole effect
             written(client, key, GENERIC, b"del")
             unlink = client.server.config.lazyfree_lazy_server_del

@@ -200,6 +200,7 @@ def ziplist_items(blob: bytes) -> list[bytes]:
     pos = 10
     last = end - 1
     previous = 0
+    start = 10
     while pos < last:
         start = pos
         prevlen = blob[pos]
@@ -262,6 +263,8 @@ def ziplist_items(blob: bytes) -> list[bytes]:
         previous = pos - start
     if pos != last:
         raise RdbError("ziplist entry past the end")
+    if tail != (start if items else 10):
+        raise RdbError("ziplist tail offset disagrees")
     if count != 0xFFFF and count != len(items):
         raise RdbError("ziplist count disagrees")
     return items

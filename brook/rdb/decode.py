@@ -70,8 +70,10 @@ def load_type(r: Reader) -> int:
     return kind
 
 
-def load_object(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
-    """The value of type ``kind`` at ``r``'s position (:class:`RdbError` if malformed)."""
+def load_object(kind: int, r: Reader, limits: Limits, now_ms: int) -> object | None:
+    """The value of type ``kind`` at ``r``'s position (:class:`RdbError` if malformed), or
+    None for a hash whose fields had all expired (Redis would store it and drop it at once:
+    the caller treats it as a key that expired)."""
     try:
         return _LOADERS[kind](kind, r, limits, now_ms)
     except KeyError:
@@ -298,6 +300,8 @@ def _hash_metadata(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
         if _field_ttl(ttl, now_ms):
             flat += (field, value)
     if not flat:
+        if seen:
+            return None  # every field expired: nothing to store (load_object)
         raise RdbError("empty hash")
     return _hash_value(flat, seen > limits.hash_max_listpack_entries or _too_long(flat, limits))
 
@@ -316,7 +320,7 @@ def _hash_listpack_ex(kind: int, r: Reader, limits: Limits, now_ms: int) -> obje
         if _field_ttl(ttl, now_ms):  # type: ignore[arg-type]
             flat += (_text(field), _text(value))
     if not flat:
-        raise RdbError("empty hash")
+        return None  # every field expired: nothing to store (load_object)
     return _hash_value(flat, len(items) // 3 > limits.hash_max_listpack_entries)
 
 
