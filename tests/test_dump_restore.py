@@ -130,6 +130,13 @@ def test_restore_errors(r: redis.Redis) -> None:
     assert error_of(r, "RESTORE", "k", -1, "...") == "BUSYKEY Target key name already exists."
 
 
+def test_sanitize_dump_payload_setting(r: redis.Redis) -> None:
+    for value in ("yes", "clients", "no"):
+        assert r.config_set("sanitize-dump-payload", value)
+        assert r.config_get("sanitize-dump-payload") == {"sanitize-dump-payload": value}
+    assert "sanitize-dump-payload" in error_of(r, "CONFIG", "SET", "sanitize-dump-payload", "x")
+
+
 def test_restore_ttl_replace_absttl(r: redis.Redis) -> None:
     r.set("k", "v")
     payload = r.dump("k")
