@@ -450,3 +450,118 @@ def test_hash_field_expiry_payloads(brook: ServerProcess, kind: int) -> None:
     assert r.restore("empty", 0, _hash_payload(kind, [(b"a", b"1", now - 5000)]))
     assert r.exists("future", "empty") == 0
     r.close()
+
+
+# -- the older encodings (RDB 9 and before), built byte by byte ------------------------------
+
+
+def _ziplist(items: list[bytes | int]) -> bytes:
+    """A ziplist (RDB < 10) of strings and integers, each in the encoding its size calls for."""
+    body = b""
+    previous = 0
+    last = 10
+    for item in items:
+        prevlen = bytes((previous,)) if previous < 254 else b"\xfe" + previous.to_bytes(4, "little")
+        if isinstance(item, int):
+            if 0 <= item <= 12:
+                encoded = bytes((0xF1 + item,))
+            elif -128 <= item < 128:
+                encoded = b"\xfe" + item.to_bytes(1, "little", signed=True)
+            elif -32768 <= item < 32768:
+                encoded = b"\xc0" + item.to_bytes(2, "little", signed=True)
+            elif -(1 << 23) <= item < 1 << 23:
+                encoded = b"\xf0" + item.to_bytes(3, "little", signed=True)
+            elif -(1 << 31) <= item < 1 << 31:
+                encoded = b"\xd0" + item.to_bytes(4, "little", signed=True)
+            else:
+                encoded = b"\xe0" + item.to_bytes(8, "little", signed=True)
+        elif len(item) < 64:
+            encoded = bytes((len(item),)) + item
+        elif len(item) < 16384:
+            encoded = bytes((0x40 | len(item) >> 8, len(item) & 0xFF)) + item
+        else:
+            encoded = b"\x80" + len(item).to_bytes(4, "big") + item
+        entry = prevlen + encoded
+        last = 10 + len(body)
+        body += entry
+        previous = len(entry)
+    total = 11 + len(body)
+    return (total.to_bytes(4, "little") + last.to_bytes(4, "little")
+            + len(items).to_bytes(2, "little") + body + b"\xff")
+
+
+def _zipmap(pairs: list[tuple[bytes, bytes]]) -> bytes:
+    out = bytes((len(pairs),))
+    for field, value in pairs:
+        out += bytes((len(field),)) + field + bytes((len(value),)) + b"\x00" + value
+    return out + b"\xff"
+
+
+def _rdb9(body: bytes) -> bytes:
+    data = body + (9).to_bytes(2, "little")
+    return data + crc64(data).to_bytes(8, "little")
+
+
+def _s(data: bytes) -> bytes:
+    return strings.plain_string(data)
+
+
+ZL_ITEMS: list[bytes | int] = [b"a", 0, 12, 127, -128, 32767, -70000, 2**31 - 1, 2**40, -(2**63),
+                               b"x" * 70, b"y" * 20000]
+ZL_TEXT = [b"a", b"0", b"12", b"127", b"-128", b"32767", b"-70000", b"2147483647",
+           b"1099511627776", b"-9223372036854775808", b"x" * 70, b"y" * 20000]
+
+OLD_PAYLOADS: dict[str, tuple[bytes, str, object]] = {
+    "list-linked": (_rdb9(b"\x01\x03" + _s(b"a") + strings.string(b"123") + _s(b"c" * 30)),
+                    "list", [b"a", b"123", b"c" * 30]),
+    "list-ziplist": (_rdb9(b"\x0a" + _s(_ziplist(ZL_ITEMS))), "list", ZL_TEXT),
+    "list-quicklist": (_rdb9(b"\x0e\x02" + _s(_ziplist(ZL_ITEMS[:5]))
+                             + _s(_ziplist(ZL_ITEMS[5:]))), "list", ZL_TEXT),
+    "set-table": (_rdb9(b"\x02\x03" + _s(b"a") + _s(b"b") + strings.string(b"7")), "set",
+                  [b"7", b"a", b"b"]),
+    "set-intset": (_rdb9(b"\x0b" + _s(b"\x04\x00\x00\x00\x03\x00\x00\x00"
+                                      + b"".join(v.to_bytes(4, "little", signed=True)
+                                                 for v in (-5, 3, 70000)))),
+                   "set", [b"-5", b"3", b"70000"]),
+    "zset-string-scores": (_rdb9(b"\x03\x04" + _s(b"a") + b"\x031.5" + _s(b"b") + b"\xfe"
+                                 + _s(b"c") + b"\xff" + _s(b"d") + b"\x04-0.5"), "zset",
+                           [(b"c", float("-inf")), (b"d", -0.5), (b"a", 1.5),
+                            (b"b", float("inf"))]),
+    "zset-binary-scores": (_rdb9(b"\x05\x02" + _s(b"a") + strings.binary_double(2.25)
+                                 + _s(b"b") + strings.binary_double(-1e300)), "zset",
+                           [(b"b", -1e300), (b"a", 2.25)]),
+    "zset-ziplist": (_rdb9(b"\x0c" + _s(_ziplist([b"c", b"-inf", b"a", b"1.5", b"b", 3]))),
+                     "zset", [(b"c", float("-inf")), (b"a", 1.5), (b"b", 3.0)]),
+    "hash-table": (_rdb9(b"\x04\x02" + _s(b"f") + _s(b"v") + _s(b"n") + strings.string(b"-9")),
+                   "hash", {b"f": b"v", b"n": b"-9"}),
+    "hash-zipmap": (_rdb9(b"\x09" + _s(_zipmap([(b"f", b"v"), (b"g", b"12")]))), "hash",
+                    {b"f": b"v", b"g": b"12"}),
+    "hash-ziplist": (_rdb9(b"\x0d" + _s(_ziplist([b"f", b"v", b"n", 300]))), "hash",
+                     {b"f": b"v", b"n": b"300"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_PAYLOADS))
+def test_older_encodings(r: redis.Redis, name: str) -> None:
+    """Payloads in the encodings Redis wrote before 7.0 restore, on Brook as on Redis."""
+    payload, kind, expected = OLD_PAYLOADS[name]
+    assert r.restore("k", 0, payload)
+    assert r.type("k").decode() == kind
+    assert _contents(r, "k") == expected
+    if kind in ("hash", "zset"):
+        assert r.object("encoding", "k") == b"listpack"
+    assert r.restore("k2", 0, r.dump("k"))
+    assert _contents(r, "k2") == expected
+
+
+@pytest.mark.min_redis(7, 2)
+def test_a_ziplist_list_stays_a_quicklist(r: redis.Redis) -> None:
+    """Redis 7.2+ converts every loaded list to a listpack when it fits, but the old ziplist
+    type; that one becomes a listpack on its first removal (7.0: always quicklist)."""
+    r.restore("k", 0, _rdb9(b"\x0a" + _s(_ziplist([b"a", 1, 2]))))
+    assert r.object("encoding", "k") == b"quicklist"
+    r.rpush("k", "x")
+    assert r.object("encoding", "k") == b"quicklist"
+    r.lpop("k")
+    assert r.object("encoding", "k") == b"listpack"
+    assert r.lrange("k", 0, -1) == [b"1", b"2", b"x"]

@@ -124,7 +124,10 @@ def _quicklist(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
 
 
 def _list_ziplist(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
-    return _list_value(ziplist_items(r.string()))
+    """Redis 7.2+ keeps this one a quicklist, whatever its size (it converts the others)."""
+    value = _list_value(ziplist_items(r.string()))
+    value.encode_quicklist()
+    return value
 
 
 # -- sets ------------------------------------------------------------------------------------
