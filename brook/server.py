@@ -941,8 +941,8 @@ def _is_waiting(client: Session) -> bool:
 
 def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
     """Hide secrets from the slow log and MONITOR as Redis does: AUTH's arguments, HELLO's
-    AUTH pair, sensitive CONFIG SET values and the users and rules of ACL SETUSER, GETUSER
-    and DELUSER become ``(redacted)``."""
+    AUTH pair, MIGRATE's AUTH/AUTH2 credentials, sensitive CONFIG SET values and the users and
+    rules of ACL SETUSER, GETUSER and DELUSER become ``(redacted)``."""
     if cmd.name == "auth":
         return [args[0]] + [REDACTED] * (len(args) - 1)
     if cmd.fullname in ("acl|setuser", "acl|deluser", "acl|getuser"):
@@ -957,6 +957,18 @@ def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
                 position += 3
             else:
                 position += 2 if option == b"setname" else 1
+        return shown
+    if cmd.name == "migrate":  # AUTH password, AUTH2 username password
+        shown = list(args)
+        position = 6
+        while position < len(args):
+            option = args[position].lower()
+            if option == b"keys":
+                break
+            width = 1 if option == b"auth" else 2 if option == b"auth2" else 0
+            shown[position + 1:position + 1 + width] = [REDACTED] * len(
+                shown[position + 1:position + 1 + width])
+            position += 1 + width
         return shown
     if cmd.fullname == "config|set":
         shown = list(args)

@@ -565,3 +565,14 @@ def test_a_ziplist_list_stays_a_quicklist(r: redis.Redis) -> None:
     r.lpop("k")
     assert r.object("encoding", "k") == b"listpack"
     assert r.lrange("k", 0, -1) == [b"1", b"2", b"x"]
+
+
+def test_migrate_credentials_are_redacted(r: redis.Redis) -> None:
+    r.config_set("slowlog-log-slower-than", 0)
+    r.slowlog_reset()
+    r.set("k", "v")
+    error_of(r, "MIGRATE", "127.0.0.1", 1, "k", 0, 100, "AUTH2", "user", "secret")
+    error_of(r, "MIGRATE", "127.0.0.1", 1, "k", 0, 100, "COPY", "AUTH", "secret")
+    entries = [entry["command"] for entry in r.slowlog_get(10)]
+    assert b"MIGRATE 127.0.0.1 1 k 0 100 COPY AUTH (redacted)" in entries
+    assert b"MIGRATE 127.0.0.1 1 k 0 100 AUTH2 (redacted) (redacted)" in entries
