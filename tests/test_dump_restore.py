@@ -597,6 +597,8 @@ def test_a_restored_stream_behaves_as_its_original(r: redis.Redis) -> None:
         replies = []
         for key in ("original", "restored"):
             reply = run(r, *[arg.format(key) for arg in step])
+            if step[0] == "XPENDING":  # idle times: the two reads are a moment apart
+                reply = [[entry_id, owner, 0, count] for entry_id, owner, _, count in reply]
             replies.append(_renamed(reply, key.encode()))
         assert replies[0] == replies[1], step
     assert _contents(r, "original") == _contents(r, "restored")
