@@ -110,8 +110,7 @@ def listpack_items(blob: bytes) -> list[Element]:
 
 def listpack_strings(blob: bytes) -> list[bytes]:
     """A listpack's elements as strings (integers in decimal)."""
-    return [item if type(item) is bytes else b"%d" % item  # type: ignore[str-bytes-safe]
-            for item in listpack_items(blob)]
+    return [item if isinstance(item, bytes) else b"%d" % item for item in listpack_items(blob)]
 
 
 SMALL_INTS: Final = [bytes((value, 1)) for value in range(128)]  # 7-bit entries, prebuilt

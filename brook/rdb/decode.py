@@ -21,7 +21,7 @@ PEL ownership -- and raises :class:`RdbError` before anything is stored.
 from __future__ import annotations
 
 import math
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from brook.protocol.requests import parse_strict_int
 from brook.rdb import constants as c
@@ -328,7 +328,7 @@ def _hash_listpack_ex(kind: int, r: Reader, limits: Limits, now_ms: int) -> obje
 
 
 def _text(item: bytes | int) -> bytes:
-    return item if type(item) is bytes else b"%d" % item  # type: ignore[return-value,str-bytes-safe]
+    return item if isinstance(item, bytes) else b"%d" % item
 
 
 # -- streams ---------------------------------------------------------------------------------
@@ -372,8 +372,8 @@ def _stream_node(master: int, blob: bytes, previous: int
             row: list[bytes] = [b""] * (2 * nnames)
             row[0::2] = names
             values = items[pos:stop]
-            row[1::2] = values if all(type(v) is bytes for v in values) else [
-                _text(value) for value in values]
+            row[1::2] = cast(list[bytes], values) if all(
+                type(v) is bytes for v in values) else [_text(value) for value in values]
             counted = same_count
         else:
             npairs = items[pos] if pos < end else None

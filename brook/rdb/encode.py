@@ -64,8 +64,8 @@ def dump_object(value: object, options: Options) -> tuple[bytes, int]:
     """(type byte + object, the RDB version a reader needs to know it)."""
     kind = type(value)
     compress = options.rdbcompression
-    if kind is bytes or kind is bytearray:
-        return bytes((c.TYPE_STRING,)) + s.string(bytes(value), compress), 1  # type: ignore[arg-type]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes((c.TYPE_STRING,)) + s.string(bytes(value), compress), 1
     if kind is ListValue:
         return _list(value, options), 10  # type: ignore[arg-type]
     if kind is SetValue:

@@ -250,7 +250,7 @@ class Functions:
     def dump(self) -> bytes:
         """Per library the opcode and its code as an RDB string, in :mod:`brook.rdb`'s payload
         (RDB 10, Redis 7.0's: the first with functions, so every Redis 7+ takes it)."""
-        parts = []
+        parts: list[bytes] = []
         for library in self.libraries.values():
             parts += (bytes((OPCODE_FUNCTION2,)), string(library.code))
         return wrap(b"".join(parts))
