@@ -615,3 +615,18 @@ def _renamed(reply: object, key: bytes) -> object:
     if isinstance(reply, dict):
         return {_renamed(k, key): _renamed(v, key) for k, v in reply.items()}
     return reply
+
+
+def test_function_payloads_across_servers(pair: tuple[redis.Redis, redis.Redis]) -> None:
+    brook, real = pair
+    code = "#!lua name=lib\nredis.register_function('f', function() return 7 end)" + " " * 200
+    for source, target in ((brook, real), (real, brook)):
+        source.function_flush()
+        target.function_flush()
+        source.function_load(code)
+        assert target.function_restore(source.function_dump())
+        assert target.fcall("f", 0) == 7
+    brook.function_flush()
+    real.function_flush()
+    brook.close()
+    real.close()
