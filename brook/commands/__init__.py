@@ -31,6 +31,7 @@ FAMILIES = (
     "stream_groups",
     "pubsub",
     "restore",
+    "dump",
     "persistence",
     "scripting",
     "replication",
