@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 from brook.commands.args import parse_int
 from brook.commands.registry import COMMANDS, NOT_FLOAT, SYNTAX_ERROR, CommandError, command, text
 from brook.commands.zset_args import read_zset, score_reply, to_double
-from brook.commands.zsets import zadd
+from brook.commands.zsets import run_zadd
 from brook.notify import ZSET, stored
 from brook.persistence.effects import propagate
 from brook.protocol import resp
@@ -147,7 +147,7 @@ def geoadd(client: Session, args: list[bytes]) -> bytes:
         request.append(args[at + 2])
     server = client.server
     dirty = server.dirty
-    reply = zadd(client, request)
+    reply = run_zadd(client, request)
     if server.dirty != dirty:
         propagate(client, request)
     return reply
@@ -399,8 +399,8 @@ _RADIUS_COMPLEXITY: Final = (
     "O(N+log(M)) where N is the number of elements inside the bounding box of the circular "
     "area delimited by center and radius and M is the number of items inside the index.")
 _OPTIONS: Final = "[WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]"
-_AREA: Final = ("FROMMEMBER member | FROMLONLAT longitude latitude "
-                "BYRADIUS radius M | KM | FT | MI | BYBOX width height M | KM | FT | MI")
+_AREA: Final = ("<FROMMEMBER member | FROMLONLAT longitude latitude> "
+                "<BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>>")
 
 
 @command(
@@ -409,7 +409,7 @@ _AREA: Final = ("FROMMEMBER member | FROMLONLAT longitude latitude "
     summary="Queries a geospatial index for members within a distance from a coordinate, "
     "optionally stores the result.",
     complexity=_RADIUS_COMPLEXITY,
-    syntax=f"key longitude latitude radius M | KM | FT | MI {_OPTIONS} "
+    syntax=f"key longitude latitude radius <M | KM | FT | MI> {_OPTIONS} "
     "[STORE key | STOREDIST key]",
 )
 def georadius(client: Session, args: list[bytes]) -> bytes:
@@ -422,7 +422,7 @@ def georadius(client: Session, args: list[bytes]) -> bytes:
     summary="Returns members from a geospatial index that are within a distance from a "
     "coordinate.",
     complexity=_RADIUS_COMPLEXITY,
-    syntax=f"key longitude latitude radius M | KM | FT | MI {_OPTIONS}",
+    syntax=f"key longitude latitude radius <M | KM | FT | MI> {_OPTIONS}",
 )
 def georadius_ro(client: Session, args: list[bytes]) -> bytes:
     return _search(client, args, 1, _BY_COORDS | _NO_STORE)
@@ -434,7 +434,7 @@ def georadius_ro(client: Session, args: list[bytes]) -> bytes:
     summary="Queries a geospatial index for members within a distance from a member, "
     "optionally stores the result.",
     complexity=_RADIUS_COMPLEXITY,
-    syntax=f"key member radius M | KM | FT | MI {_OPTIONS} [STORE key | STOREDIST key]",
+    syntax=f"key member radius <M | KM | FT | MI> {_OPTIONS} [STORE key | STOREDIST key]",
 )
 def georadiusbymember(client: Session, args: list[bytes]) -> bytes:
     return _search(client, args, 1, _BY_MEMBER)
@@ -445,7 +445,7 @@ def georadiusbymember(client: Session, args: list[bytes]) -> bytes:
     acl="@read @geo @slow", group="geo", since="3.2.10",
     summary="Returns members from a geospatial index that are within a distance from a member.",
     complexity=_RADIUS_COMPLEXITY,
-    syntax=f"key member radius M | KM | FT | MI {_OPTIONS}",
+    syntax=f"key member radius <M | KM | FT | MI> {_OPTIONS}",
 )
 def georadiusbymember_ro(client: Session, args: list[bytes]) -> bytes:
     return _search(client, args, 1, _BY_MEMBER | _NO_STORE)
