@@ -308,6 +308,30 @@ def test_count_and_any(nyc):
         "value is not an integer or out of range")
 
 
+def test_equally_distant_members_come_in_redis_order(r):
+    """A full sort keeps ties in reading order (glibc's merge sort); with COUNT below the
+    results found, Redis's partial quicksort decides, and is followed step by step."""
+    run(r, "GEOADD", "d", *[x for name in "abcdefgh" for x in (1, 1, name)],
+        2, 2, "x", "1.5", "1.5", "y")
+    assert run(r, "GEOSEARCH", "d", "FROMLONLAT", 1, 1, "BYRADIUS", 500, "km", "ASC") == [
+        b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"y", b"x"]
+    assert run(r, "GEOSEARCH", "d", "FROMLONLAT", 2, 2, "BYRADIUS", 500, "km", "DESC") == [
+        b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"y", b"x"]
+    assert run(r, "GEOSEARCH", "d", "FROMLONLAT", 1, 1, "BYRADIUS", 500, "km", "ASC", "COUNT",
+               3) == [b"a", b"b", b"c"]
+    assert run(r, "GEOSEARCH", "d", "FROMLONLAT", 1, 1, "BYRADIUS", 500, "km", "DESC",
+               "COUNT", 4) == [b"x", b"y", b"c", b"d"]
+    assert run(r, "GEOSEARCH", "d", "FROMLONLAT", 2, 2, "BYRADIUS", 500, "km", "ASC", "COUNT",
+               5) == [b"x", b"y", b"c", b"d", b"e"]
+    many = [x for i in range(300) for x in (1 + (i % 7) / 100, 1, f"m{i}")]
+    run(r, "GEOADD", "many", *many)
+    reply = run(r, "GEOSEARCH", "many", "FROMLONLAT", 1, 1, "BYRADIUS", 50, "km", "ASC",
+                "COUNT", 60)
+    assert len(reply) == 60
+    assert reply[:12] == [b"m98", b"m119", b"m126", b"m133", b"m14", b"m140", b"m147", b"m154",
+                          b"m161", b"m168", b"m175", b"m182"]
+
+
 def test_units_of_searches(nyc):
     r = nyc
     at = ("-73.9798091", "40.7598464")
@@ -594,6 +618,8 @@ AOF_SEQUENCE = [
     ("GEORADIUSBYMEMBER", "g", "Palermo", 1, "m", "STORE", "d3"),
     ("GEORADIUS", "g", 0, 0, 1, "m", "STORE", "d2"),  # nothing found: d2 is deleted
     ("GEORADIUS", "g", 0, 0, 1, "m", "STORE", "d2"),  # nothing to delete: not written
+    ("EVAL", "return redis.call('GEOADD', KEYS[1], 1, 1, 'lua')", 1, "g"),
+    ("MULTI",), ("GEOADD", "g", "CH", 2, 2, "multi"), ("EXEC",),
 ]
 
 
@@ -634,12 +660,15 @@ def test_the_aof_holds_what_redis_propagates(tmp_path: Path) -> None:
          b"absent"],
         [b"ZADD", b"g", b"NX", b"3479065152021743", b"Palermo", b"3378191666521995",
          b"other"]]
-    assert expected[3:] == [
+    assert expected[3:7] == [
         [b"GEOSEARCHSTORE", b"d", b"g", b"FROMLONLAT", b"15", b"37", b"BYRADIUS", b"500",
          b"km", b"STOREDIST"],
         [b"GEORADIUS", b"g", b"15", b"37", b"500", b"km", b"STORE", b"d2"],
         [b"GEORADIUSBYMEMBER", b"g", b"Palermo", b"1", b"m", b"STORE", b"d3"],
         [b"GEORADIUS", b"g", b"0", b"0", b"1", b"m", b"STORE", b"d2"]]
+    assert expected[7:] == [  # from a script and a transaction (one write: no MULTI) too
+        [b"ZADD", b"g", b"3377822707026402", b"lua"],
+        [b"ZADD", b"g", b"CH", b"3378191666521995", b"multi"]]
 
 
 def test_geo_survives_a_restart(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ scores: it runs ZADD's own handler on the rewritten request, so its replies, key
 
 A search reads the score ranges of the centre cell and its neighbours, keeps the members
 inside the shape (COUNT ... ANY stops as soon as it has enough), then sorts by distance: ASC
-or DESC, ASC by default with COUNT, otherwise the order the ranges were read in. The
+or DESC, ASC by default with COUNT, otherwise the order the ranges were read in. Ties come out
+as in Redis: a stable sort (glibc's qsort is a merge sort), or Redis's partial quicksort
+(:mod:`brook.types.partial_sort`) when COUNT keeps fewer results than were found. The
 arguments are checked in geo.c's order (the source key's type first, then the centre and
 shape, the options left to right, their combinations last), so a bad request gets the error
 Redis gives it. A STORE destination is written as ZUNIONSTORE writes one (a new sorted set,
@@ -28,9 +30,9 @@ from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.geohash import (
     UNITS,
+    Matcher,
     Shape,
     distance,
-    distance_within,
     format_distance,
     geohash_string,
     position_of,
@@ -38,6 +40,7 @@ from brook.types.geohash import (
     score_ranges,
     valid_position,
 )
+from brook.types.partial_sort import partial_sort
 from brook.types.zset import SortedSet, key_score, score_prefix
 
 if TYPE_CHECKING:
@@ -322,6 +325,7 @@ def _found(zset: SortedSet, shape: Shape, limit: int) -> list[tuple[float, float
     """(distance in metres, score, member) of the members inside the shape, range by range
     in score order; with ``limit`` (COUNT ... ANY) the search stops once it has that many."""
     order = zset.order
+    distance_of = Matcher(shape).distance_of
     found: list[tuple[float, float, bytes]] = []
     for low, high in score_ranges(shape):
         if limit and len(found) >= limit:
@@ -329,7 +333,7 @@ def _found(zset: SortedSet, shape: Shape, limit: int) -> list[tuple[float, float
         start, stop = zset.span(score_prefix(float(low)), score_prefix(float(high)))
         for key in order[start:stop]:
             score = key_score(key)
-            metres = distance_within(shape, *position_of(score))
+            metres = distance_of(score)
             if metres is not None:
                 found.append((metres, score, key[8:]))
             if limit and len(found) >= limit:
@@ -355,8 +359,12 @@ def _search(client: Session, args: list[bytes], source: int, flags: int) -> byte
     if not found and search.store is None:
         return resp.EMPTY_ARRAY
     if order != _UNSORTED:
-        found.sort(key=lambda point: point[0], reverse=order == _DESC)
-    if count:
+        if count and count < len(found):  # pqsort: only as far as the first COUNT
+            partial_sort(found, [point[0] for point in found], 0, count - 1, order == _DESC)
+            del found[count:]
+        else:  # qsort (glibc's is a stable merge sort)
+            found.sort(key=lambda point: point[0], reverse=order == _DESC)
+    elif count:
         del found[count:]
     metres = shape.conversion
     if search.store is not None:

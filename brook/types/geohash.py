@@ -140,12 +140,30 @@ def _as_uint64(score: float) -> int:
     return 0
 
 
+_CELLS: Final = float(1 << STEP_MAX)
+_LAT_SCALE: Final = LAT_MAX - LAT_MIN
+_LON_SCALE: Final = LONG_MAX - LONG_MIN
+
+
+def _latitude(bits: int) -> float:
+    """The latitude of a stored position's cell centre (decode's bounds, averaged, clamped)."""
+    cell = _squeeze(bits)
+    middle = ((LAT_MIN + (cell / _CELLS) * _LAT_SCALE)
+              + (LAT_MIN + ((cell + 1) / _CELLS) * _LAT_SCALE)) / 2
+    return LAT_MIN if middle < LAT_MIN else LAT_MAX if middle > LAT_MAX else middle
+
+
+def _longitude(bits: int) -> float:
+    cell = _squeeze(bits >> 1)
+    middle = ((LONG_MIN + (cell / _CELLS) * _LON_SCALE)
+              + (LONG_MIN + ((cell + 1) / _CELLS) * _LON_SCALE)) / 2
+    return LONG_MIN if middle < LONG_MIN else LONG_MAX if middle > LONG_MAX else middle
+
+
 def position_of(score: float) -> tuple[float, float]:
     """(longitude, latitude) of a stored score: the centre of its cell, kept within limits."""
-    area = decode(_as_uint64(score), STEP_MAX)
-    longitude = min(max((area.lon_min + area.lon_max) / 2, LONG_MIN), LONG_MAX)
-    latitude = min(max((area.lat_min + area.lat_max) / 2, LAT_MIN), LAT_MAX)
-    return longitude, latitude
+    bits = _as_uint64(score)
+    return _longitude(bits), _latitude(bits)
 
 
 _ALPHABET: Final = b"0123456789bcdefghjkmnpqrstuvwxyz"
@@ -204,19 +222,61 @@ class Shape(NamedTuple):
     height: float | None
 
 
-def distance_within(shape: Shape, longitude: float, latitude: float) -> float | None:
-    """The distance in metres from the shape's centre to a position inside it, None outside.
-    A box tests the latitude difference, then the longitude distance along the position's
-    parallel."""
-    if shape.height is None:
-        found = distance(shape.longitude, shape.latitude, longitude, latitude)
-        return None if found > shape.width * shape.conversion else found
-    if latitude_distance(latitude, shape.latitude) > shape.height * shape.conversion / 2:
-        return None
-    if distance(longitude, latitude, shape.longitude, latitude) > (
-            shape.width * shape.conversion / 2):
-        return None
-    return distance(shape.longitude, shape.latitude, longitude, latitude)
+class Matcher:
+    """Which candidates of one search lie inside its shape, and how far from its centre, as
+    Redis's geoWithinShape decides: a circle compares the haversine distance with the radius;
+    a box checks the latitude difference, then the distance along the candidate's parallel.
+    What depends on the centre alone is computed once (the same operations on the same
+    values: the same results).
+    A circle first drops candidates whose latitude alone puts them farther than the radius
+    (with a margin far above rounding), before decoding their longitude and the haversine;
+    not those nearly opposite in latitude, whose haversine term may round above 1 and give
+    Redis's NaN distance (which no radius excludes)."""
+
+    __slots__ = ("shape", "lon_r", "lat_r", "cos_lat", "limit", "half_width", "half_height",
+                 "lat_band")
+
+    def __init__(self, shape: Shape) -> None:
+        self.shape = shape
+        self.lon_r = shape.longitude * _DEG_TO_RAD
+        self.lat_r = shape.latitude * _DEG_TO_RAD
+        self.cos_lat = _cos(self.lat_r)
+        self.limit = shape.width * shape.conversion
+        self.half_width = shape.width * shape.conversion / 2
+        self.half_height = (0.0 if shape.height is None
+                            else shape.height * shape.conversion / 2)
+        self.lat_band = self.limit * (1 + 1e-9) + 1.0
+
+    def distance_of(self, score: float) -> float | None:
+        """The distance in metres to the centre of the member at ``score``, None outside."""
+        bits = int(score) if 0.0 <= score < 9.223372036854775808e18 else _as_uint64(score)
+        latitude = _latitude(bits)
+        lat_r = latitude * _DEG_TO_RAD
+        lat_gap = EARTH_RADIUS * abs(self.lat_r - lat_r)
+        if self.shape.height is None:
+            if lat_gap > self.lat_band and abs(self.lat_r + lat_r) > 1e-3:
+                return None
+            found = self._from_centre(_longitude(bits) * _DEG_TO_RAD, lat_r, lat_gap)
+            return None if found > self.limit else found
+        if lat_gap > self.half_height:
+            return None
+        lon_r = _longitude(bits) * _DEG_TO_RAD
+        v = math.sin((self.lon_r - lon_r) / 2)
+        if v != 0.0:
+            cos_lat = math.cos(lat_r)
+            along = 2.0 * EARTH_RADIUS * _asin(math.sqrt(cos_lat * cos_lat * v * v))
+            if along > self.half_width:
+                return None
+        return self._from_centre(lon_r, lat_r, lat_gap)
+
+    def _from_centre(self, lon_r: float, lat_r: float, lat_gap: float) -> float:
+        """distance(centre, point) with the centre's terms already computed."""
+        v = math.sin((lon_r - self.lon_r) / 2)
+        if v == 0.0:
+            return lat_gap
+        u = math.sin((lat_r - self.lat_r) / 2)
+        a = u * u + self.cos_lat * math.cos(lat_r) * v * v
+        return 2.0 * EARTH_RADIUS * _asin(math.sqrt(a))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +408,6 @@ def format_distance(value: float) -> bytes:
 
 
 __all__ = ["EARTH_RADIUS", "LAT_MAX", "LAT_MIN", "LONG_MAX", "LONG_MIN", "STEP_MAX", "UNITS",
-           "Area", "Shape", "align52", "decode", "deinterleave", "distance", "distance_within",
+           "Area", "Matcher", "Shape", "align52", "decode", "deinterleave", "distance",
            "encode", "format_distance", "geohash_string", "interleave", "latitude_distance",
            "position_of", "score_of", "score_ranges", "valid_position"]
