@@ -24,6 +24,7 @@ COMPILED = [
     "brook/dispatch.py",
     "brook/commands/registry.py",
     "brook/protocol/resp.py",
+    "brook/protocol/grisu.py",
     "brook/protocol/requests.py",
     "brook/server.py",
     "brook/config.py",

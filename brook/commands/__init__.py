@@ -26,6 +26,7 @@ FAMILIES = (
     "sets",
     "zsets",
     "zset_algebra",
+    "geo",
     "sort",
     "streams",
     "stream_groups",
