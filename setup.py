@@ -35,6 +35,7 @@ COMPILED = [
     "brook/pubsub.py",
     # the hot commands and their value types
     "brook/commands/strings.py",
+    "brook/types/long_double.py",
     "brook/commands/lists.py",
     "brook/types/lists.py",
     "brook/commands/streams.py",

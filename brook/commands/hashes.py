@@ -10,18 +10,13 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
+from brook.commands.args import LONG_MAX, LONG_MIN, parse_int, parse_long_double
 from brook.commands.registry import NOT_FLOAT, SYNTAX_ERROR, CommandError, command, of_type
-from brook.commands.strings import (
-    add_long_doubles,
-    format_long_double,
-    long_double_from_int,
-    parse_long_double,
-)
 from brook.notify import GENERIC, HASH, created, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.hash import Hash
+from brook.types.long_double import add_long_doubles, format_long_double, long_double_from_int
 
 if TYPE_CHECKING:
     from brook.keyspace import Database

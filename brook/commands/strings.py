@@ -15,12 +15,10 @@ is emulated exactly with rationals below (also used by HINCRBYFLOAT).
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 from brook import keyspace
-from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
+from brook.commands.args import LONG_MAX, LONG_MIN, parse_int, parse_long_double
 from brook.commands.registry import (
     INVALID_EXPIRE,
     NOT_FLOAT,
@@ -35,6 +33,7 @@ from brook.notify import GENERIC, NEW, STRING, created, creating, notify, writte
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int, short_decimal
+from brook.types.long_double import ZERO_LD, add_long_doubles, format_long_double
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -690,167 +689,3 @@ def setrange(client: Session, args: list[bytes]) -> bytes:
     value[offset : offset + len(patch)] = patch
     written(client, key, STRING, b"setrange")
     return resp.integer(len(value))
-
-
-# ---------------------------------------------------------------------------------------------
-# C ``long double`` arithmetic (x87 extended precision), exactly.
-#
-# A finite value is a Fraction holding exactly a representable long double: a 64-bit
-# significand, normal exponents down to 2**-16382, subnormals down to 2**-16445, finite below
-# 2**16384. Infinity is a float. Parsing follows glibc's strtold (decimal and hexadecimal
-# forms, "inf"/"infinity"), rounding half to even; formatting follows printf("%.17Lf").
-# ---------------------------------------------------------------------------------------------
-
-LongDouble = Fraction | float
-ZERO_LD: Final[LongDouble] = Fraction(0)
-_SIGNIFICAND_BITS: Final = 64
-_MIN_NORMAL_EXP: Final = -16382
-_MAX_BITS: Final = 16384  # finite values are below 2**16384
-_MAX_LONG_DOUBLE_CHARS: Final = 5 * 1024  # Redis's buffer for such numbers
-_INFINITY: Final = float("inf")
-_DECIMAL: Final = re.compile(rb"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
-_HEXADECIMAL: Final = re.compile(rb"([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?[0-9]+))?")
-_INFINITY_TEXT: Final = re.compile(rb"([+-]?)(?:inf|infinity)", re.IGNORECASE)
-_DIGIT_CHUNK: Final = 4000  # below Python's int/str conversion limit
-_HUGE_EXPONENT: Final = 10**7
-
-
-def _round_long_double(exact: Fraction) -> LongDouble:
-    """The long double nearest to ``exact`` (ties to even); infinity on overflow."""
-    if exact == 0:
-        return ZERO_LD
-    negative = exact < 0
-    numerator, denominator = abs(exact.numerator), exact.denominator
-    exponent = numerator.bit_length() - denominator.bit_length()
-    if exponent >= 0:
-        if numerator < denominator << exponent:
-            exponent -= 1
-    elif numerator << -exponent < denominator:
-        exponent -= 1
-    # Now 2**exponent <= |exact| < 2**(exponent + 1); the unit in the last place:
-    ulp = max(exponent, _MIN_NORMAL_EXP) - (_SIGNIFICAND_BITS - 1)
-    if ulp >= 0:
-        denominator <<= ulp
-    else:
-        numerator <<= -ulp
-    significand, remainder = divmod(numerator, denominator)
-    if 2 * remainder > denominator or (2 * remainder == denominator and significand & 1):
-        significand += 1
-    if significand.bit_length() + ulp > _MAX_BITS:
-        return -_INFINITY if negative else _INFINITY
-    rounded = Fraction(significand << ulp) if ulp >= 0 else Fraction(significand, 1 << -ulp)
-    return -rounded if negative else rounded
-
-
-def _int_from_digits(digits: bytes, base: int = 10) -> int:
-    """int() without Python's limit on the length of decimal strings."""
-    if base != 10 or len(digits) <= _DIGIT_CHUNK:
-        return int(digits, base) if digits else 0
-    head, tail = digits[:-_DIGIT_CHUNK], digits[-_DIGIT_CHUNK:]
-    return _int_from_digits(head) * 10**_DIGIT_CHUNK + int(tail)
-
-
-def _digits_of(number: int) -> bytes:
-    """str(int) without Python's limit on the length of decimal strings."""
-    if number < 10**_DIGIT_CHUNK:
-        return b"%d" % number
-    high, low = divmod(number, 10**_DIGIT_CHUNK)
-    return _digits_of(high) + b"%0*d" % (_DIGIT_CHUNK, low)
-
-
-def _exponent(text: bytes | None) -> int:
-    """An exponent, clamped: beyond ten million every value over- or underflows anyway."""
-    if not text:
-        return 0
-    if len(text.lstrip(b"+-").lstrip(b"0")) > 9:
-        return -_HUGE_EXPONENT if text[:1] == b"-" else _HUGE_EXPONENT
-    return int(text)
-
-
-def _strtold(text: bytes) -> LongDouble | None:
-    """The long double glibc's strtold reads from the whole of ``text``; None where Redis's
-    string2ld refuses it (not a number, trailing bytes, overflow or a non-zero number that
-    underflows to zero: strtold's ERANGE)."""
-    match = _DECIMAL.fullmatch(text)
-    if match:
-        sign, whole, fraction, exponent = match.groups()
-        fraction = fraction or b""
-        if not whole and not fraction:
-            return None
-        significant = (whole + fraction).lstrip(b"0")
-        if not significant:
-            return ZERO_LD
-        scale = _exponent(exponent) - len(fraction)
-        leading = len(significant) - 1 + scale  # decimal exponent of the leading digit
-        if not -4960 <= leading <= 4940:  # far outside 3.6e-4951 .. 1.2e4932
-            return None
-        exact = Fraction(_int_from_digits(significant)) * Fraction(10) ** scale
-    else:
-        match = _HEXADECIMAL.fullmatch(text)
-        if match:
-            sign, whole, fraction, exponent = match.groups()
-            fraction = fraction or b""
-            if not whole and not fraction:
-                return None
-            significand = int(whole + fraction, 16)
-            if significand == 0:
-                return ZERO_LD
-            scale = _exponent(exponent) - 4 * len(fraction)
-            if not -16500 <= significand.bit_length() + scale <= _MAX_BITS + 8:
-                return None
-            exact = Fraction(significand) * Fraction(2) ** scale
-        else:
-            match = _INFINITY_TEXT.fullmatch(text)
-            if match is None:
-                return None
-            return -_INFINITY if match.group(1) == b"-" else _INFINITY
-    rounded = _round_long_double(-exact if sign == b"-" else exact)
-    if isinstance(rounded, float) or rounded == 0:
-        return None
-    return rounded
-
-
-def parse_long_double(text: bytes | bytearray, error: str) -> LongDouble:
-    """Redis's ``string2ld`` (the whole argument must be a number; "inf" is one, NaN is not),
-    raising ``error`` when it fails."""
-    if not text or len(text) >= _MAX_LONG_DOUBLE_CHARS:
-        raise CommandError(error)
-    value = _strtold(bytes(text))
-    if value is None:
-        raise CommandError(error)
-    return value
-
-
-def add_long_doubles(first: LongDouble, second: LongDouble) -> LongDouble | None:
-    """``first + second`` in long double precision; None when the sum is NaN or infinite."""
-    if isinstance(first, float) or isinstance(second, float):
-        return None
-    total = _round_long_double(first + second)
-    return None if isinstance(total, float) else total
-
-
-def long_double_from_int(number: int) -> LongDouble:
-    return _round_long_double(Fraction(number))
-
-
-def format_long_double(value: LongDouble) -> bytes:
-    """printf("%.17Lf") with the trailing zeros (and a bare '.') removed, "-0" shown as "0":
-    Redis's human-friendly long double format (ld2string, LD_STR_HUMAN)."""
-    if isinstance(value, float):
-        return b"inf" if value > 0 else b"-inf"
-    scaled = abs(value) * 10**17
-    units, remainder = divmod(scaled.numerator, scaled.denominator)
-    if 2 * remainder > scaled.denominator or (
-        2 * remainder == scaled.denominator and units & 1
-    ):
-        units += 1
-    whole, fraction = divmod(units, 10**17)
-    text = _digits_of(whole)
-    decimals = (b"%017d" % fraction).rstrip(b"0")
-    if decimals:
-        text += b"." + decimals
-    if value < 0 and text != b"0":
-        text = b"-" + text
-    if len(text) + 1 > _MAX_LONG_DOUBLE_CHARS:
-        return b""  # Redis's buffer overflows and it stores an empty string
-    return text

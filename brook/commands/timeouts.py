@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from brook.commands.args import parse_int
+from brook.commands.args import parse_int, parse_long_double
 from brook.commands.registry import CommandError
-from brook.commands.strings import parse_long_double
 from brook.keyspace import now_ms
 
 _LLONG_MAX = (1 << 63) - 1
