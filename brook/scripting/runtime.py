@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from lupa.lua51 import LuaError, LuaRuntime
 
 from brook.config import VERSION
+from brook.scripting.bytecode import without_debug_information, without_tail_calls
 from brook.scripting.libs import LIBRARIES, load_library
-from brook.scripting.libs.bridge import without_debug_information, without_tail_calls
 from brook.scripting.lua import lua_source
 from brook.scripting.prelude import CHUNK_NAME, PRELUDE
 from brook.scripting.replies import ReplyReader, ReplyWriter
