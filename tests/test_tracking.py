@@ -484,6 +484,23 @@ def test_expiry_active_and_lazy(peers) -> None:  # type: ignore[no-untyped-def]
         c.call("DEBUG", "SET-ACTIVE-EXPIRE", 1)
 
 
+def test_eviction_invalidation_precedes_the_next_reply(peers) -> None:  # type: ignore[no-untyped-def]
+    """A key evicted before a command runs is invalidated before that command's reply."""
+    c = peers(resp3=True)
+    c.call("CLIENT", "TRACKING", "on")
+    used = int(info_field(c, "used_memory")) - int(info_field(c, "mem_not_counted_for_evict"))
+    c.call("CONFIG", "SET", "maxmemory", used + 100 * 1024)
+    c.call("CONFIG", "SET", "maxmemory-policy", "volatile-random")
+    try:
+        c.call("SETEX", "volatile-key", 10000, "x")
+        c.call("GET", "volatile-key")
+        c.send("SETBIT", "big-key", 1600000, 0)  # 200 KB over the limit
+        c.send("GETBIT", "big-key", 0)
+        c.expect(b":0\r\n" + invalidate(b"volatile-key") + b":0\r\n")
+    finally:
+        c.call("CONFIG", "SET", "maxmemory", 0)
+
+
 def test_flush_invalidates_everything(peers, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
     c = peers(resp3=True)
     writer = peers()
