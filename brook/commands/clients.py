@@ -326,7 +326,7 @@ _SWITCH_MODE = ("tracking for this client, and then re-enabling it with a differ
 @command("client|tracking", arity=-3, flags=_CONN, acl=_CONN_ACL, since="6.0.0",
          summary="Controls server-assisted client-side caching for the connection.",
          complexity="O(1). Some options may introduce additional complexity.",
-         syntax="ON | OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
+         syntax="<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
                 "[OPTIN] [OPTOUT] [NOLOOP]")
 def client_tracking(client: Session, args: list[bytes]) -> bytes:
     server = client.server

@@ -329,8 +329,9 @@ def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | No
 # Syntax strings are written as in the Redis documentation:
 #     key value [NX | XX] [GET] [EX seconds | PX milliseconds | KEEPTTL]
 #     key [key ...]            field value [field value ...]
-# UPPER-CASE words are tokens, lower-case words are arguments, [...] is optional, | separates
-# alternatives and "..." repeats the preceding item.
+# UPPER-CASE words are tokens, lower-case words are arguments, [...] is optional, <...> groups
+# required alternatives (``<ON | OFF> [NOLOOP]``), | separates alternatives and "..." repeats
+# the preceding item.
 # ---------------------------------------------------------------------------------------------
 
 _INTEGER_NAMES: Final = {
@@ -343,7 +344,9 @@ _INTEGER_NAMES: Final = {
 
 
 def _tokenize(syntax: str) -> list[str]:
-    return syntax.replace("[", " [ ").replace("]", " ] ").replace("|", " | ").split()
+    for mark in "[]<>|":
+        syntax = syntax.replace(mark, f" {mark} ")
+    return syntax.split()
 
 
 def _arg_type(name: str) -> str:
@@ -365,13 +368,23 @@ def _is_token(word: str) -> bool:
 
 
 def _parse_sequence(tokens: list[str], pos: int) -> tuple[list[dict[str, Any]], int]:
-    """Parse items until ']' or end; alternatives separated by '|' become one oneof item."""
+    """Parse items until ']', '>' or end; alternatives separated by '|' become one oneof
+    item."""
     alternatives: list[list[dict[str, Any]]] = [[]]
-    while pos < len(tokens) and tokens[pos] != "]":
+    while pos < len(tokens) and tokens[pos] not in ("]", ">"):
         tok = tokens[pos]
         if tok == "|":
             alternatives.append([])
             pos += 1
+            continue
+        if tok == "<":  # a required group: its alternatives are one argument
+            inner, pos = _parse_sequence(tokens, pos + 1)
+            pos += 1  # skip '>'
+            if len(inner) == 1:
+                alternatives[-1].append(inner[0])
+            else:
+                alternatives[-1].append({"name": "_".join(a["name"] for a in inner),
+                                         "type": "block", "arguments": inner})
             continue
         if tok == "[":
             inner, pos = _parse_sequence(tokens, pos + 1)
@@ -409,7 +422,7 @@ def _parse_sequence(tokens: list[str], pos: int) -> tuple[list[dict[str, Any]], 
             continue
         if _is_token(tok):
             nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
-            if nxt and nxt not in ("[", "]", "|", "...") and not _is_token(nxt):
+            if nxt and nxt not in ("[", "]", "<", ">", "|", "...") and not _is_token(nxt):
                 arg = {"name": nxt, "type": _arg_type(nxt), "token": tok}
                 pos += 2
             else:
