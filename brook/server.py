@@ -142,7 +142,8 @@ class Server:
         self.clients: dict[int, Client] = {}
         # Client-side caching (CLIENT TRACKING): who caches which keys, and telling them.
         self.tracking = Tracking(self.clients, self.keyspace, self.pubsub,
-                                 lambda: self.current_client, self._after_turn)
+                                 lambda: self.current_client, self._executing_client,
+                                 self._after_turn)
         self.next_client_id = 1
         self.monitors: list[Client] = []
         self.run_id = secrets.token_hex(20)
@@ -458,6 +459,12 @@ class Server:
                 subscriber.write_pending()  # type: ignore[attr-defined]
         if self.output_limits.slow:
             self.output_limits.check_slow()
+
+    def _executing_client(self) -> Session | None:
+        """The session running the command at hand: the scripts' own during a script (Redis's
+        executing_client), else the current client."""
+        scripting = self.scripting
+        return scripting.session if scripting.run is not None else self.current_client
 
     def _after_turn(self, job: Callable[[], object]) -> None:
         """Run ``job`` once this event loop turn's callbacks are done (BCAST invalidations,

@@ -63,11 +63,15 @@ class Tracking:
 
     def __init__(self, clients: Mapping[int, Session], keyspace: Keyspace, registry: Registry,
                  current: Callable[[], Session | None],
+                 executing: Callable[[], Session | None],
                  later: Callable[[Callable[[], object]], object]) -> None:
         self.clients = clients  # id -> connected client (REDIRECT targets, flush)
         self.keyspace = keyspace
         self.registry = registry
         self.current = current  # the client whose command is running, if any
+        # The session running the command that writes: a script's own session while a script
+        # runs (Redis's executing client), so BCAST's NOLOOP does not hide a script's writes.
+        self.executing = executing
         self.later = later  # run a callable once the event loop turn ends
         self.table: dict[bytes, dict[int, None]] = {}
         self.items = 0  # client ids across the table (INFO tracking_total_items)
@@ -160,9 +164,9 @@ class Tracking:
     def invalidate(self, key: bytes, by_expiry: bool = False) -> None:
         """``key`` changed (Redis's trackingInvalidateKey): its readers are told once and it
         is forgotten; BCAST prefixes collect it for the next broadcast."""
-        current = self.current()
         if self.prefixes:
-            self._collect(key, None if by_expiry else current)
+            self._collect(key, None if by_expiry else self.executing())
+        current = self.current()
         ids = self.table.pop(key, None)
         if ids is None:
             return

@@ -424,6 +424,20 @@ def test_bcast_noloop_and_expiry(peers) -> None:  # type: ignore[no-untyped-def]
     assert target.silent()
 
 
+def test_bcast_noloop_hides_no_script_write(peers) -> None:  # type: ignore[no-untyped-def]
+    """In BCAST mode a script's writes are the script's, not its caller's (Redis's executing
+    client): NOLOOP does not hide them; a transaction's are the client's own."""
+    c = peers(resp3=True)
+    c.call("CLIENT", "TRACKING", "on", "BCAST", "NOLOOP")
+    c.call_raw("EVAL", "redis.call('set', KEYS[1], '1') return 1", 1, "by-script",
+               expected=b":1\r\n")
+    c.expect(invalidate(b"by-script"))
+    c.call("MULTI")
+    c.call("SET", "by-transaction", "1")
+    c.call_raw("EXEC", expected=b"*1\r\n+OK\r\n")
+    assert c.silent()
+
+
 def test_after_switching_to_bcast_older_keys_are_not_sent(peers) -> None:  # type: ignore[no-untyped-def]
     c = peers(resp3=True)
     writer = peers()
@@ -523,6 +537,16 @@ def test_own_flush_in_transaction_follows_exec(peers) -> None:  # type: ignore[n
     c.call("FLUSHDB")
     c.call_raw("EXEC", expected=b"*1\r\n+OK\r\n" + INVALIDATE_ALL)
     c.call_raw("FLUSHALL", "ASYNC", expected=OK + INVALIDATE_ALL)
+
+
+@pytest.mark.min_redis(7, 2)
+def test_debug_reload_invalidates_everything(peers) -> None:  # type: ignore[no-untyped-def]
+    c = peers(resp3=True)
+    other = peers(resp3=True)
+    c.call("CLIENT", "TRACKING", "on")
+    other.call("CLIENT", "TRACKING", "on")
+    c.call_raw("DEBUG", "RELOAD", expected=OK + INVALIDATE_ALL)
+    other.expect(INVALIDATE_ALL)
 
 
 @pytest.mark.min_redis(8, 0)
