@@ -18,13 +18,14 @@ BUILD = "compiled" if _DISPATCH.endswith(tuple(importlib.machinery.EXTENSION_SUF
 
 
 def stale_modules() -> list[str]:
-    """Compiled modules whose source changed after they were built (``make build`` rebuilds
-    them): Python imports the extension, so the change would not run."""
+    """Compiled modules (mypyc's from ``.py``, hand-written ones from ``.c``) whose source
+    changed after they were built (``make build`` rebuilds them): Python imports the
+    extension, so the change would not run."""
     package = Path(_DISPATCH).parent
     stale = []
     for extension in package.rglob("*.so"):
         name = extension.name.split(".", 1)[0]
-        source = extension.with_name(name + ".py")
-        if source.exists() and source.stat().st_mtime > extension.stat().st_mtime:
-            stale.append(str(source.relative_to(package.parent)))
+        for source in (extension.with_name(name + ".py"), extension.with_name(name + ".c")):
+            if source.exists() and source.stat().st_mtime > extension.stat().st_mtime:
+                stale.append(str(source.relative_to(package.parent)))
     return sorted(stale)

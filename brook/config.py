@@ -482,7 +482,7 @@ PARAMETERS: Final[list[Parameter]] = [
     _bool("rdbchecksum", "yes"),
     _bool("rdb-del-sync-files", "no"),
     _bool("rdb-save-incremental-fsync", "yes"),
-    _bool("sanitize-dump-payload", "no"),
+    _enum("sanitize-dump-payload", "no", ("no", "yes", "clients")),
     _bool("appendonly", "no"),
     _str("appendfilename", "appendonly.aof", mutable=False),
     _str("appenddirname", "appendonlydir", mutable=False),
@@ -674,7 +674,7 @@ class Config:
     rdbchecksum: bool
     rdb_del_sync_files: bool
     rdb_save_incremental_fsync: bool
-    sanitize_dump_payload: bool
+    sanitize_dump_payload: str
     appendfilename: str
     appenddirname: str
     appendfsync: str

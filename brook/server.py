@@ -40,6 +40,7 @@ from brook.eviction import Evictor, is_lfu
 from brook.keyspace import Database, Keyspace, keep_expired_keys
 from brook.listeners import Listeners
 from brook.memory import MemoryAccount
+from brook.migration import MigrateSockets
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.effectlog import EffectLog
@@ -168,6 +169,7 @@ class Server:
         # start-up reading is taken once listening (INFO used_memory_startup).
         self.memory = MemoryAccount()
         self.evictor = Evictor(self)
+        self.migrate_sockets = MigrateSockets()  # MIGRATE's connections to its targets
         self.configure_access()
         # Whether memory was over maxmemory when the running command started (Redis's
         # pre_command_oom_state: scripts refuse their first denyoom write by it).
@@ -907,6 +909,7 @@ class Server:
             if started - self.replication_ticked >= 1.0:  # Redis's replicationCron
                 self.replication_ticked = started
                 self.replication.tick()
+                self.migrate_sockets.close_idle()
             if self.output_limits.slow:  # soft limits expire even when nothing is written
                 self.output_limits.check_slow()
             if self.tracking.count:  # a limit lowered by CONFIG SET applies even when idle
@@ -969,8 +972,8 @@ def _is_waiting(client: Session) -> bool:
 
 def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
     """Hide secrets from the slow log and MONITOR as Redis does: AUTH's arguments, HELLO's
-    AUTH pair, sensitive CONFIG SET values and the users and rules of ACL SETUSER, GETUSER
-    and DELUSER become ``(redacted)``."""
+    AUTH pair, MIGRATE's AUTH/AUTH2 credentials, sensitive CONFIG SET values and the users and
+    rules of ACL SETUSER, GETUSER and DELUSER become ``(redacted)``."""
     if cmd.name == "auth":
         return [args[0]] + [REDACTED] * (len(args) - 1)
     if cmd.fullname in ("acl|setuser", "acl|deluser", "acl|getuser"):
@@ -985,6 +988,18 @@ def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
                 position += 3
             else:
                 position += 2 if option == b"setname" else 1
+        return shown
+    if cmd.name == "migrate":  # AUTH password, AUTH2 username password
+        shown = list(args)
+        position = 6
+        while position < len(args):
+            option = args[position].lower()
+            if option == b"keys":
+                break
+            width = 1 if option == b"auth" else 2 if option == b"auth2" else 0
+            shown[position + 1:position + 1 + width] = [REDACTED] * len(
+                shown[position + 1:position + 1 + width])
+            position += 1 + width
         return shown
     if cmd.fullname == "config|set":
         shown = list(args)

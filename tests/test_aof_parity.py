@@ -19,12 +19,14 @@ from pathlib import Path
 import hiredis
 import pytest
 
+from brook.rdb.payload import wrap
 from tests.conftest import ServerProcess, free_port, start_brook, wait_for_port
 
 AOF = ("--appendonly", "yes", "--appendfsync", "always")
+_PAYLOAD = wrap(b"\x00\x01v")  # DUMP of the string "v"
 _CLOCK = re.compile(rb"^1[0-9]{12}(-[0-9]+)?$")  # a time in ms, or an entry ID made from one
 
-SEQUENCE: list[tuple[str, ...]] = [
+SEQUENCE: list[tuple[str | bytes, ...]] = [
     ("SET", "a", "v", "EX", "100"), ("SET", "a2", "v", "PX", "100000"),
     ("SET", "a3", "v", "EXAT", "4000000000"), ("SETEX", "b", "100", "v"),
     ("PSETEX", "b2", "100000", "v"), ("SET", "c", "v"), ("EXPIRE", "c", "100"),
@@ -47,6 +49,13 @@ SEQUENCE: list[tuple[str, ...]] = [
     ("BITFIELD", "bf", "GET", "u8", "0"), ("BITFIELD_RO", "bf", "GET", "u8", "0"),
     ("BITFIELD", "bf", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "300"),
     ("BITOP", "OR", "bo", "bm", "bf"), ("BITOP", "AND", "bo", "nosuch"), ("BITOP", "AND", "bo", "nosuch"),
+    # RESTORE: a relative TTL persists as the deadline with ABSTTL; a REPLACE whose deadline
+    # has passed as the deletion it made; one that replaced nothing not at all.
+    ("RESTORE", "r1", "0", _PAYLOAD), ("RESTORE", "r2", "100000", _PAYLOAD),
+    ("RESTORE", "r3", "4000000000000", _PAYLOAD, "ABSTTL"), ("SET", "r4", "x"),
+    ("RESTORE", "r4", "1000", _PAYLOAD, "ABSTTL", "REPLACE"),
+    ("RESTORE", "r5", "1000", _PAYLOAD, "ABSTTL"),
+    ("RESTORE", "r1", "0", _PAYLOAD, "REPLACE", "IDLETIME", "10"),
 ]
 
 

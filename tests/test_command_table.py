@@ -129,13 +129,15 @@ def test_command_info_of_unknown_subcommands_is_nil(raw):
 
 
 @pytest.mark.parametrize("name", ["SET", "GET", "MSET", "LMOVE", "LPOP", "BLPOP", "PING",
-                                  "MEMORY", "MEMORY|USAGE", "RENAME"])
+                                  "MEMORY", "MEMORY|USAGE", "RENAME", "GEORADIUS_RO",
+                                  "GEORADIUSBYMEMBER_RO", "GEOSEARCHSTORE"])
 def test_command_info_without_movablekeys(raw, name):
     (info,) = raw.call("COMMAND", "INFO", name)
     assert b"movablekeys" not in info[2]
 
 
-@pytest.mark.parametrize("name", ["ZUNIONSTORE", "XREAD", "EVAL", "SORT", "SORT_RO"])
+@pytest.mark.parametrize("name", ["ZUNIONSTORE", "XREAD", "EVAL", "SORT", "SORT_RO",
+                                  "GEORADIUS", "GEORADIUSBYMEMBER"])
 def test_command_info_with_movablekeys(raw, name):
     (info,) = raw.call("COMMAND", "INFO", name)
     assert b"movablekeys" in info[2]

@@ -1657,6 +1657,21 @@ def test_sorted_sets_inside_multi(r):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.min_redis(7, 2)
+def test_scores_are_written_with_grisu2_digits(r):
+    """Redis prints a double with fpconv's Grisu2, which for a few doubles in a thousand
+    writes a digit more than the shortest text that reads back (or another last digit)."""
+    for shortest, written in (("3462.097800231674", b"3462.0978002316738"),
+                              ("234.480945925076", b"234.48094592507601"),
+                              ("778.077074065923", b"778.0770740659229"),
+                              ("-235.2824778397909", b"-235.28247783979089"),
+                              ("38.4590358708958", b"38.459035870895796"),
+                              ("0.1", b"0.1"), ("1e-7", b"1e-7"), ("2.5e+300", b"2.5e+300")):
+        run(r, "ZADD", "z", shortest, "m")
+        assert run(r, "ZSCORE", "z", "m") == written, shortest
+        assert run(r, "ZINCRBY", "z", 0, "m") == written, shortest
+
+
 def test_keyspace_events(r, listen):  # noqa: F811
     collected = listen("KEA")
     run(r, "ZADD", "z", 1, "a", 2, "b", 3, "c")

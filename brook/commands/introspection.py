@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brook import glob
-from brook.commands.key_specs import KEY_SPEC_FLAGS, flags_of_keys, has_keys
+from brook.commands.key_specs import (
+    KEY_SPEC_BEGINS,
+    KEY_SPEC_FLAGS,
+    flags_of_keys,
+    has_keys,
+    spec_flags,
+)
 from brook.commands.registry import (
     COMMANDS,
     Command,
@@ -27,7 +33,26 @@ if TYPE_CHECKING:
 _HIDDEN_FLAGS: set[str] = set()
 
 
+def _one_key_spec(flags: list[str], begin: int | tuple[str, int]) -> resp.Map:
+    """A key spec of one key found at an index or after a keyword."""
+    if isinstance(begin, int):
+        search = resp.Map({"type": "index", "spec": resp.Map({"index": begin})})
+    else:
+        search = resp.Map({"type": "keyword", "spec": resp.Map(
+            {"keyword": begin[0], "startfrom": begin[1]})})
+    return resp.Map({
+        "flags": resp.RSet([resp.Status(f.encode()) for f in flags]),
+        "begin_search": search,
+        "find_keys": resp.Map({"type": "range", "spec": resp.Map(
+            {"lastkey": 0, "keystep": 1, "limit": 0})}),
+    })
+
+
 def _key_specs(cmd: Command) -> list[Any]:
+    begins = KEY_SPEC_BEGINS.get(cmd.fullname)
+    if begins is not None:
+        return [_one_key_spec(spec_flags(cmd.fullname, number), begin)
+                for number, begin in enumerate(begins)]
     declared = KEY_SPEC_FLAGS.get(cmd.fullname)
     if declared is not None:
         access = flags_of_keys(cmd.fullname, cmd.is_write, [], 1)[0]

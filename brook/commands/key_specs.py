@@ -218,6 +218,16 @@ KEY_SPEC_FLAGS: Final[dict[str, tuple[str, ...]]] = {
     "zunionstore": ("OW update", "RO access"),
 }
 
+# Where each key spec begins, for the commands whose keys Redis describes with several specs
+# that COMMAND INFO shows one by one: an argument index, or a keyword searched for from an
+# index on (GEORADIUS ... STORE key). Each spec is one key; the first has the first flags of
+# KEY_SPEC_FLAGS, the others the last.
+KEY_SPEC_BEGINS: Final[dict[str, tuple[int | tuple[str, int], ...]]] = {
+    "georadius": (1, ("STORE", 6), ("STOREDIST", 6)),
+    "georadiusbymember": (1, ("STORE", 5), ("STOREDIST", 5)),
+    "geosearchstore": (1, 2),
+}
+
 # Redis's order of the flags in a reply (addReplyFlagsForKeyArgs).
 _ORDER: Final = ("RW", "RO", "OW", "RM", "access", "update", "insert", "delete", "not_key",
                  "incomplete", "variable_flags")
@@ -257,6 +267,12 @@ def flags_of_keys(name: str, is_write: bool, args: list[bytes], count: int) -> l
         declared = ("RW access update",) if is_write else ("RO access",)
     first, rest = declared[0], declared[-1]
     return [_ordered(first if i == 0 else rest) for i in range(count)]
+
+
+def spec_flags(name: str, spec: int) -> list[str]:
+    """The flags of a command's ``spec``-th key spec (KEY_SPEC_BEGINS), in Redis's order."""
+    declared = KEY_SPEC_FLAGS[name]
+    return _ordered(declared[0] if spec == 0 else declared[-1])
 
 
 def _ordered(flags: str) -> list[str]:

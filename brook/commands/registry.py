@@ -330,8 +330,8 @@ def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | No
 #     key value [NX | XX] [GET] [EX seconds | PX milliseconds | KEEPTTL]
 #     key [key ...]            field value [field value ...]
 # UPPER-CASE words are tokens, lower-case words are arguments, [...] is optional, <...> groups
-# required alternatives (``<ON | OFF> [NOLOOP]``), | separates alternatives and "..." repeats
-# the preceding item.
+# required alternatives (``<M | KM>``), | separates alternatives and "..." repeats the
+# preceding item.
 # ---------------------------------------------------------------------------------------------
 
 _INTEGER_NAMES: Final = {
@@ -358,7 +358,8 @@ def _arg_type(name: str) -> str:
         return "unix-time"
     if name in _INTEGER_NAMES:
         return "integer"
-    if name in ("score", "min", "max", "float"):
+    if name in ("score", "min", "max", "float", "longitude", "latitude", "radius", "width",
+                "height"):
         return "double"
     return "string"
 
@@ -377,14 +378,12 @@ def _parse_sequence(tokens: list[str], pos: int) -> tuple[list[dict[str, Any]], 
             alternatives.append([])
             pos += 1
             continue
-        if tok == "<":  # a required group: its alternatives are one argument
+        if tok == "<":
             inner, pos = _parse_sequence(tokens, pos + 1)
             pos += 1  # skip '>'
-            if len(inner) == 1:
-                alternatives[-1].append(inner[0])
-            else:
-                alternatives[-1].append({"name": "_".join(a["name"] for a in inner),
-                                         "type": "block", "arguments": inner})
+            alternatives[-1].append(inner[0] if len(inner) == 1 else {
+                "name": "_".join(a["name"] for a in inner), "type": "block",
+                "arguments": inner})
             continue
         if tok == "[":
             inner, pos = _parse_sequence(tokens, pos + 1)

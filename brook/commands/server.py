@@ -352,6 +352,7 @@ def _section_stats(server: Server) -> list[str]:
         f"pubsubshard_channels:{len(server.pubsub.shard_channels)}",
         f"latest_fork_usec:{stats['latest_fork_usec']}",
         f"total_forks:{stats['total_forks']}",
+        f"migrate_cached_sockets:{len(server.migrate_sockets.cached)}",
         f"tracking_total_keys:{len(server.tracking.table)}",
         f"tracking_total_items:{server.tracking.items}",
         f"tracking_total_prefixes:{len(server.tracking.prefixes)}",

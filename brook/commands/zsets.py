@@ -163,6 +163,11 @@ def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
     syntax="key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]",
 )
 def zadd(client: Session, args: list[bytes]) -> bytes:
+    return run_zadd(client, args)
+
+
+def run_zadd(client: Session, args: list[bytes]) -> bytes:
+    """A ZADD request's work and reply (GEOADD runs the ZADD it rewrites itself into)."""
     return _zadd(client, args, 0)
 
 

@@ -22,7 +22,9 @@ from lupa.lua51 import lua_type
 
 from brook.glob import matches
 from brook.protocol.requests import split_inline_args
-from brook.scripting.crc64 import crc64
+from brook.rdb.constants import OPCODE_FUNCTION2
+from brook.rdb.payload import body_of, wrap
+from brook.rdb.strings import RdbError, Reader, string
 from brook.scripting.flags import SCRIPT_FLAGS
 from brook.scripting.runtime import CompileError, Interpreter
 
@@ -31,11 +33,6 @@ if TYPE_CHECKING:
 
 LOAD_TIMEOUT = 0.5
 _NAME = re.compile(rb"[A-Za-z0-9_]+\Z")
-_OPCODE_FUNCTION2 = 245
-# Written: RDB 10 (Redis 7.0, the first with functions), so every Redis 7+ takes the payload;
-# read: up to RDB 12 (Redis 7.4).
-_RDB_VERSION_WRITTEN = 10
-_RDB_VERSION_READ = 12
 _NAME_ERROR = ("Library names can only contain letters, numbers, or underscores(_) and must "
                "be at least one character long")
 
@@ -251,30 +248,27 @@ class Functions:
     # -- DUMP / RESTORE -----------------------------------------------------------------------
 
     def dump(self) -> bytes:
-        payload = bytearray()
+        """Per library the opcode and its code as an RDB string, in :mod:`brook.rdb`'s payload
+        (RDB 10, Redis 7.0's: the first with functions, so every Redis 7+ takes it)."""
+        parts: list[bytes] = []
         for library in self.libraries.values():
-            payload.append(_OPCODE_FUNCTION2)
-            payload += _rdb_string(library.code)
-        payload += _RDB_VERSION_WRITTEN.to_bytes(2, "little")
-        payload += crc64(bytes(payload)).to_bytes(8, "little")
-        return bytes(payload)
+            parts += (bytes((OPCODE_FUNCTION2,)), string(library.code))
+        return wrap(b"".join(parts))
 
     def restore(self, payload: bytes, policy: str) -> None:
         """FUNCTION RESTORE with policy FLUSH, APPEND or REPLACE; all or nothing."""
-        if len(payload) < 10 or crc64(payload[:-8]) != int.from_bytes(payload[-8:], "little"):
-            raise FunctionError("ERR DUMP payload version or checksum are wrong")
-        if int.from_bytes(payload[-10:-8], "little") > _RDB_VERSION_READ:
+        body = body_of(payload)
+        if body is None:
             raise FunctionError("ERR DUMP payload version or checksum are wrong")
         codes: list[bytes] = []
-        pos, end = 0, len(payload) - 10
-        while pos < end:
-            if payload[pos] != _OPCODE_FUNCTION2:
+        reader = Reader(body)
+        while not reader.at_end():
+            if reader.byte() != OPCODE_FUNCTION2:
                 raise FunctionError("ERR given type is not a function")
             try:
-                code, pos = _read_rdb_string(payload, pos + 1)
-            except (IndexError, ValueError):
+                codes.append(reader.string())
+            except RdbError:
                 raise FunctionError("ERR failed loading the given functions payload") from None
-            codes.append(code)
         restored = [self._compile(library_name(code), code) for code in codes]
         names = [library.name for library in restored]
         if len(set(names)) != len(names):
@@ -322,78 +316,3 @@ def _first_repeat(names: list[bytes]) -> str:
             return name.decode()
         seen.add(name)
     return ""
-
-
-def _rdb_length(length: int) -> bytes:
-    if length < 1 << 6:
-        return bytes([length])
-    if length < 1 << 14:
-        return bytes([0x40 | length >> 8, length & 0xFF])
-    if length <= 0xFFFFFFFF:
-        return b"\x80" + length.to_bytes(4, "big")
-    return b"\x81" + length.to_bytes(8, "big")
-
-
-def _rdb_string(data: bytes) -> bytes:
-    return _rdb_length(len(data)) + data
-
-
-def _read_length(data: bytes, pos: int) -> tuple[int, bool, int]:
-    """(length or encoding, is an encoding, next position) of an RDB length."""
-    first = data[pos]
-    kind = first >> 6
-    if kind == 0:
-        return first & 0x3F, False, pos + 1
-    if kind == 1:
-        return (first & 0x3F) << 8 | data[pos + 1], False, pos + 2
-    if kind == 3:
-        return first & 0x3F, True, pos + 1
-    if first == 0x80:
-        return int.from_bytes(data[pos + 1:pos + 5], "big"), False, pos + 5
-    if first == 0x81:
-        return int.from_bytes(data[pos + 1:pos + 9], "big"), False, pos + 9
-    raise ValueError("bad length")
-
-
-def _read_rdb_string(data: bytes, pos: int) -> tuple[bytes, int]:
-    length, encoded, pos = _read_length(data, pos)
-    if not encoded:
-        if pos + length > len(data):
-            raise ValueError("truncated")
-        return data[pos:pos + length], pos + length
-    if length in (0, 1, 2):  # integers stored as 8, 16, 32-bit values
-        size = 1 << length
-        value = int.from_bytes(data[pos:pos + size], "little", signed=True)
-        return b"%d" % value, pos + size
-    if length == 3:  # LZF
-        compressed, _, pos = _read_length(data, pos)
-        original, _, pos = _read_length(data, pos)
-        return _lzf_decompress(data[pos:pos + compressed], original), pos + compressed
-    raise ValueError("unknown string encoding")
-
-
-def _lzf_decompress(data: bytes, size: int) -> bytes:
-    """LZF (liblzf's format): literal runs and back references."""
-    out = bytearray()
-    pos = 0
-    while pos < len(data):
-        control = data[pos]
-        pos += 1
-        if control < 32:
-            out += data[pos:pos + control + 1]
-            pos += control + 1
-            continue
-        length = control >> 5
-        if length == 7:
-            length += data[pos]
-            pos += 1
-        reference = len(out) - ((control & 0x1F) << 8) - data[pos] - 1
-        pos += 1
-        if reference < 0:
-            raise ValueError("bad back reference")
-        for _ in range(length + 2):
-            out.append(out[reference])
-            reference += 1
-    if len(out) != size:
-        raise ValueError("bad length")
-    return bytes(out)

@@ -21,6 +21,7 @@ from lupa.lua51 import LuaError, LuaRuntime
 from brook.config import VERSION
 from brook.scripting.libs import LIBRARIES, load_library
 from brook.scripting.libs.bridge import without_debug_information, without_tail_calls
+from brook.scripting.lua import lua_source
 from brook.scripting.prelude import CHUNK_NAME, PRELUDE
 from brook.scripting.replies import ReplyReader, ReplyWriter
 
@@ -36,14 +37,7 @@ ALLOWED_GLOBALS = (
 
 # What no script can reach (``io``, ``package``, ``require``... are outside Redis's allow
 # list), dropped with the registry's references: a tenth of a fresh interpreter's memory.
-_DROP_UNREACHABLE = """
-local registry = debug.getregistry()
-for _, name in ipairs({'io', 'package', 'os'}) do registry._LOADED[name] = nil end
-registry.FILE_STAR = nil
-for _, name in ipairs({'io', 'package', 'require', 'module', 'dofile', 'loadfile', 'print'}) do
-  _G[name] = nil
-end
-"""
+_DROP_UNREACHABLE = lua_source("drop_unreachable")
 
 # Arguments passed to Lua as function arguments, below LUAI_MAXCSTACK (8000 slots).
 _ARGUMENTS_PASSED = 2000

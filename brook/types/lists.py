@@ -430,6 +430,11 @@ class ListValue:
         else:
             self.lp = -2 - nbytes if size <= limit.track else -1
 
+    def encode_quicklist(self) -> None:
+        """A list Redis loads as a quicklist without converting it (an RDB ziplist list):
+        a listpack again only when a removal brings it within half the limit."""
+        self.lp = -1 if self.size > LIMIT.track else -2 - self._measure()
+
     def growing(self, items: list[bytes]) -> None:
         """Before ``items`` go in (listTypeTryConversionAppend): a listpack they would take
         past the limit becomes a quicklist. Redis adds their lengths, not their entry sizes.

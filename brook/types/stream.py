@@ -593,6 +593,32 @@ class Stream:
         if tail.count >= self._entry_cap:
             self._seal(tail)  # nothing more can go in: free its Python objects now
 
+    def append_node(self, ids: list[int], rows: list[list[bytes]]) -> None:
+        """Add a whole node of entries (IDs increasing, above the last ID), sealed at once:
+        for loaders that receive entries already cut into nodes (an RDB's listpacks), one
+        seal per node instead of an :meth:`append` per entry. The node keeps the loader's
+        cut, whatever the node limits; the next append opens a node of its own."""
+        if not ids:
+            return
+        first = ids[0]
+        if first <= self.last_id or len(ids) != len(rows):
+            raise ValueError("stream ID must be greater than the last ID")
+        if self._tail is not None:
+            self._seal(self._tail)
+        names = rows[0][0::2]
+        node = _Node(first, names)
+        node.blob, node.count = _encode(first, names, ids, rows)  # type: ignore[arg-type]
+        node.names = node.ids = node.rows = None
+        node.live = node.count
+        node.last_id = ids[-1]
+        self._nodes.append(node)
+        self._starts.append(first)
+        if not self.length:
+            self._first_id = first
+        self.length += node.count
+        self.last_id = ids[-1]
+        self.entries_added += node.count
+
     def _seal(self, node: _Node) -> None:
         """Turn the open tail into a blob (its deleted entries are dropped on the way)."""
         _RESP_CACHE.pop(node, None)  # positions shift when deleted entries go
@@ -954,6 +980,12 @@ class Stream:
         return self.range(0, MAX_ID, 1, reverse=True)[0][0]
 
     # -- introspection ---------------------------------------------------------------------------
+
+    def node_entries(self) -> Iterator[tuple[list[int], list[list[bytes] | None]]]:
+        """Each node's IDs and rows (None = deleted), oldest node first, for serializers (a
+        sealed node is decoded without entering the read cache)."""
+        for node in self._nodes:
+            yield _entries(node) if node.blob is None or node in _CACHE else _decode(node)
 
     def node_count(self) -> int:
         """Macro nodes (XINFO STREAM radix-tree-keys / radix-tree-nodes)."""

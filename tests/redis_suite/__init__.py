@@ -37,7 +37,8 @@ UNITS = (
     "unit/type/set", "unit/type/zset", "unit/multi", "unit/expire", "unit/keyspace",
     "unit/protocol", "unit/info-command", "unit/scripting", "unit/functions", "unit/scan",
     "unit/introspection", "unit/introspection-2", "unit/slowlog", "unit/latency-monitor",
-    "unit/sort", "unit/other", "unit/bitops", "unit/bitfield", "unit/quit", "unit/tracking",
+    "unit/sort", "unit/other", "unit/bitops", "unit/bitfield", "unit/quit", "unit/dump",
+    "unit/geo", "unit/tracking",
 )
 PROFILE = ("--tags", "-needs:debug", "--tags", "-needs:repl", "--tags", "-needs:config-maxmemory",
            "--ignore-encoding", "--ignore-digest")

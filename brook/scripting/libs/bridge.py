@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
+from brook.scripting.lua import lua_source
+
 if TYPE_CHECKING:
     from lupa.lua51 import LuaRuntime
 
@@ -43,165 +45,14 @@ LUAI_MAXCSTACK = 8000
 _FAILED = object()  # the first result of a call that failed; then the message (or narg, message)
 NEGATIVE_ZERO = object()  # stands for -0.0, which lupa would hand to Python as the int 0
 
-_HELPERS = r"""
-local getinfo, format, error, type, tonumber, tostring, floor, unpack, select =
-  debug.getinfo, string.format, error, type, tonumber, tostring, math.floor, unpack, select
-local H = {}
+_HELPERS = lua_source("helpers")
 
--- Library functions (as scripts see them) and their own names; weak, for cjson.new().
-local registry = setmetatable({}, {__mode = 'k'})
+_SHIM_ONE = lua_source("shim_one")
 
-function H.register(fn, name)
-  registry[fn] = name
-  return fn
-end
-
--- Where the running library function is: the name luaL_argerror gives it, how it was
--- reached ("method", ...), and the "source:line: " luaL_where(L, 1) gives its caller.
--- Found by walking up from the helper that failed; only failures pay for it.
-local function describe()
-  local level = 3
-  while true do
-    local info = getinfo(level, 'f')
-    if info == nil then return '?', '', '' end
-    local canonical = registry[info.func]
-    if canonical then
-      local caller = getinfo(level + 1, 'Sl')
-      if caller and caller.what == 'tail' then return canonical, '', '' end
-      local named = getinfo(level, 'n')
-      local where = ''
-      if caller and caller.currentline > 0 then
-        where = format('%s:%d: ', caller.short_src, caller.currentline)
-      end
-      return named.name or '?', named.namewhat, where
-    end
-    level = level + 1
-  end
-end
-
--- luaL_error: the message after the caller's position.
-function H.fail(message)
-  local _, _, where = describe()
-  error(where .. message, 0)
-end
-
--- luaL_argerror.
-function H.argerror(narg, extramsg)
-  local name, namewhat, where = describe()
-  if namewhat == 'method' then
-    narg = narg - 1
-    if narg == 0 then
-      error(format("%scalling '%s' on bad self (%s)", where, name, extramsg), 0)
-    end
-  end
-  error(format("%sbad argument #%d to '%s' (%s)", where, narg, name, extramsg), 0)
-end
-local argerror = H.argerror
-
--- luaL_typerror; `nargs` tells a missing argument ("no value") from nil.
-function H.typeerror(narg, tname, value, nargs)
-  local got = narg > nargs and 'no value' or type(value)
-  argerror(narg, format('%s expected, got %s', tname, got))
-end
-local typeerror = H.typeerror
-
--- lua_Number -> lua_Integer as a C cast on x86-64: truncation; NaN and overflow give -2^63.
-local function tointeger(n)
-  if n ~= n or n >= 9223372036854775808 or n < -9223372036854775808 then
-    return -9223372036854775808
-  end
-  if n >= 0 then return floor(n) end
-  return -floor(-n)
-end
-H.tointeger = tointeger
-
--- A 64-bit integer kept in a C int: the low 32 bits, signed.
-function H.toint32(n)
-  n = n % 4294967296
-  if n >= 2147483648 then return n - 4294967296 end
-  return n
-end
-
--- luaL_checkinteger.
-function H.checkinteger(narg, value, nargs)
-  local n = tonumber(value)
-  if n == nil then typeerror(narg, 'number', value, nargs) end
-  return tointeger(n)
-end
-
--- luaL_optinteger.
-function H.optinteger(narg, value, nargs, default)
-  if value == nil then return default end
-  return H.checkinteger(narg, value, nargs)
-end
-
--- luaL_checklstring: strings, and numbers as tostring() prints them.
-function H.checkstring(narg, value, nargs)
-  local kind = type(value)
-  if kind == 'string' then return value end
-  if kind == 'number' then return tostring(value) end
-  typeerror(narg, 'string', value, nargs)
-end
-
--- A Python function's failure (see lua_function): a message, or an argument number and one.
-function H.raise(first, second)
-  if second == nil then H.fail(first) end
-  argerror(first, second)
-end
-
--- Values first..last of a table, even more of them than unpack() returns at once.
-function H.spread(values, first, last)
-  if last - first < 7000 then return unpack(values, first, last) end
-  return values[first], H.spread(values, first + 1, last)
-end
-
-return H
-"""
-
-_SHIM_ONE = """
-local python_function, failed, raise = ...
-return function(...)
-  local result, first, second = python_function(...)
-  if result == failed then raise(first, second) end
-  return result
-end
-"""
-
-_SHIM_MANY = """
-local python_function, failed, raise, spread = ...
-local select = select
-local function collect(...) return {n = select('#', ...), ...} end
-return function(...)
-  local results = collect(python_function(...))
-  if results[1] == failed then raise(results[2], results[3]) end
-  return spread(results, 1, results.n)
-end
-"""
+_SHIM_MANY = lua_source("shim_many")
 
 # Only -0.0 is worth a look at the arguments: lupa turns every integral number into an int.
-_SHIM_EXACT_ZERO = """
-local python_function, failed, raise, negative_zero = ...
-local select, unpack = select, unpack
-local function collect(...) return {n = select('#', ...), ...} end
-return function(...)
-  local result, first, second
-  local args
-  for i = 1, select('#', ...) do
-    local value = select(i, ...)
-    if value == 0 and 1 / value < 0 then
-      args = args or collect(...)
-      args[i] = negative_zero
-    end
-  end
-  if args then
-    result, first, second = python_function(unpack(args, 1, args.n))
-  else
-    result, first, second = python_function(...)
-  end
-  if result == failed then raise(first, second) end
-  return result
-end
-"""
+_SHIM_EXACT_ZERO = lua_source("shim_exact_zero")
 
 
 class LuaLibError(Exception):
@@ -486,14 +337,7 @@ def without_debug_information(image: bytes) -> bytes:
 # slot then holds another object: a later call reached a ScriptCallError instead of the
 # patcher). An object Lua holds for the interpreter's life is never wrapped twice.
 _LOADER_KEY = b"\0brook_load_without_tail_calls"
-_LOADER = """
-local patch = ...
-return function(source, chunkname)
-  local compiled, message = loadstring(source, chunkname)
-  if not compiled then return nil, message end
-  return loadstring(patch(string.dump(compiled)), chunkname)
-end
-"""
+_LOADER = lua_source("tail_call_loader")
 
 
 def tail_call_loader(lua: LuaRuntime) -> Any:
