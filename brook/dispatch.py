@@ -309,6 +309,8 @@ class Dispatcher:
             reply = self.call(session, cmd, args)
         finally:
             server.current_client = outer
+        if session.tracking_caching:
+            self._caching_used(session, cmd)
         if reply is None:  # parked: the reply mode in force now applies to its reply
             if session.blocked is not None:
                 session.blocked.silent = session.reply_mode != REPLY_ON
@@ -366,6 +368,8 @@ class Dispatcher:
                 refusal = self._replication_refusal(needs)
                 if refusal is not None:
                     return refusal
+        if server.tracking.count:  # Redis's trackingLimitUsedSlots before every command
+            server.tracking.limit(server.config.tracking_table_max_keys)
         if server.loading and "loading" not in cmd.flags:
             return _LOADING
         busy = server.script_busy
@@ -514,7 +518,16 @@ class Dispatcher:
                 message = f"EXECABORT Transaction discarded because of: {message}"
             else:
                 session.multi_error = True
+        if session.tracking_caching:
+            self._caching_used(session, cmd)
         return self._apply_reply_mode(session, self.error_reply(message, cmd, rejected=True))
+
+    @staticmethod
+    def _caching_used(session: Session, cmd: Command | None) -> None:
+        """CLIENT CACHING applies to the next command, or the next transaction, only (a CLIENT
+        command between them keeps it), as Redis's resetClient."""
+        if not session.in_multi and (cmd is None or (cmd.parent or cmd).name != "client"):
+            session.tracking_caching = False
 
     @staticmethod
     def _apply_reply_mode(session: Session, reply: bytes | None) -> bytes | None:
@@ -544,6 +557,9 @@ class Dispatcher:
             saved_access = {key: data.access(key) for key in cmd.key_positions_of(args)}
         started = _perf()
         reply = self.invoke(session, cmd, args)
+        if server.tracking.count and "readonly" in cmd.flags:
+            # Client-side caching: the keys it read are cached by the client it serves.
+            server.tracking.remember(cmd, args)
         if saved_access is not None:
             session.db.restore_access(saved_access)
         if server.monitors and not session.reprocessing and not session.replaying:

@@ -108,7 +108,7 @@ class Database:
 
     __slots__ = (
         "index", "data", "expires", "expire_heap", "watchers", "keyspace", "avg_ttl",
-        "field_indexes", "blocking",
+        "field_indexes", "blocking", "tracking",
     )
 
     def __init__(self, index: int, keyspace: Keyspace) -> None:
@@ -126,6 +126,9 @@ class Database:
         # key -> the clients parked on it (brook.blocking.KeyWaiters); empty unless a blocking
         # command waits, so writers test ``if db.blocking`` before signalling.
         self.blocking: dict[bytes, object] = {}
+        # Client-side caching (brook.tracking): told of every changed key (and whether it
+        # expired) while some client may cache keys; None otherwise, so writers pay one test.
+        self.tracking: Callable[[bytes, bool], None] | None = keyspace.tracking
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -232,7 +235,7 @@ class Database:
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
-        if self.field_indexes or self.watchers or self.blocking:
+        if self.field_indexes or self.watchers or self.blocking or self.tracking:
             self.modified(key, ready=True)
 
     def delete(self, key: bytes) -> bool:
@@ -243,7 +246,7 @@ class Database:
             self.expire_key(key)
             return False
         self._remove(key)
-        if self.watchers:
+        if self.watchers or self.tracking:
             self.touch(key)
         return True
 
@@ -263,13 +266,13 @@ class Database:
         heapq.heappush(heap, (deadline_ms, key))
         if len(heap) > 2 * len(self.expires) + 1024:
             self._compact_expire_heap()
-        if self.watchers:
+        if self.watchers or self.tracking:
             self.touch(key)
 
     def persist(self, key: bytes) -> bool:
         if self.expires.pop(key, None) is None:
             return False
-        if self.watchers:
+        if self.watchers or self.tracking:
             self.touch(key)
         return True
 
@@ -283,7 +286,7 @@ class Database:
         else:
             self.expires.pop(key, None)
         self.keyspace.expired_keys += 1
-        if self.watchers:
+        if self.watchers or self.tracking:
             self.touch(key, by_expiry=True)
         if self.keyspace.on_expired is not None:
             self.keyspace.on_expired(self, key)
@@ -294,7 +297,7 @@ class Database:
         if self.watchers:
             for key in list(self.watchers):
                 if key in self.data:
-                    self.touch(key)
+                    self.fail_watchers(key)
         for key in self.blocking:
             if key in self.data:
                 self.signal_ready(key)
@@ -314,7 +317,18 @@ class Database:
             self.keyspace.ready[(self, key)] = None
 
     def touch(self, key: bytes, by_expiry: bool = False) -> None:
-        """A key changed: transactions WATCHing it will fail (Redis's touchWatchedKey)."""
+        """A key changed: transactions WATCHing it will fail, clients caching it are told
+        (Redis's touchWatchedKey and trackingInvalidateKey). Callers test ``self.watchers or
+        self.tracking`` first."""
+        if self.watchers:
+            self.fail_watchers(key, by_expiry)
+        tracking = self.tracking
+        if tracking is not None:
+            tracking(key, by_expiry)
+
+    def fail_watchers(self, key: bytes, by_expiry: bool = False) -> None:
+        """Transactions WATCHing ``key`` will fail (a flush's and SWAPDB's signal: caching
+        clients learn of those otherwise)."""
         clients = self.watchers.get(key)
         if clients:
             for client in clients:
@@ -330,7 +344,7 @@ class Database:
         themselves."""
         if self.field_indexes:
             self.field_indexes.pop(key, None)
-        if self.watchers:
+        if self.watchers or self.tracking:
             self.touch(key)
         if ready and self.blocking:
             self.signal_ready(key)
@@ -379,6 +393,9 @@ class Keyspace:
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self.active_expire_enabled = True
+        # What every database tells of a changed key while clients may cache keys (see
+        # Database.tracking); set through track_changes.
+        self.tracking: Callable[[bytes, bool], None] | None = None
         self.databases = [Database(i, self) for i in range(count)]
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
         # Called with (database, key) after a key expired (the "expired" keyspace event).
@@ -386,6 +403,12 @@ class Keyspace:
         # (database, key) signalled since parked clients were last served, in signal order
         # (a dict used as an ordered set).
         self.ready: dict[tuple[Database, bytes], None] = {}
+
+    def track_changes(self, tracking: Callable[[bytes, bool], None] | None) -> None:
+        """Tell every database whom to tell of changed keys (None: nobody caches any)."""
+        self.tracking = tracking
+        for db in self.databases:
+            db.tracking = tracking
 
     def __getitem__(self, index: int) -> Database:
         return self.databases[index]
@@ -421,7 +444,7 @@ class Keyspace:
         for db in (a, b):
             for key in list(db.watchers):
                 if key in a.data or key in b.data:
-                    db.touch(key)
+                    db.fail_watchers(key)
             for key in db.blocking:  # parked clients stay on their index and see the other data
                 db.signal_ready(key)
         a.data, b.data = b.data, a.data

@@ -58,7 +58,7 @@ def written(client: Session, key: bytes, event_class: int = 0, event: bytes = b"
     ``changes`` towards ``dirty``. The hottest writers pass ``ready`` by position: a keyword
     argument makes the call measurably dearer."""
     db = client.db
-    if db.field_indexes or db.watchers or db.blocking:
+    if db.field_indexes or db.watchers or db.blocking or db.tracking:
         db.modified(key, ready)
     server = client.server
     if server.config.notify_keyspace_events & event_class:

@@ -141,6 +141,16 @@ class Registry:
                 reached.update(dict.fromkeys(sinks))
         return list(reached)
 
+    def deliver_to(self, subscriber: Hashable, sink: Sink, frame: bytes) -> None:
+        """A message for one client alone (a tracking invalidation): queued with its sink and
+        written with the turn's other messages, as a publish's are."""
+        if not self.delivered and self.on_delivery is not None:
+            self.on_delivery()
+        audience = Audience()
+        audience.by_kind[ARRAY][subscriber] = sink
+        self.delivered[audience] = None
+        sink(frame)
+
     def count(self, table: Table, name: bytes) -> int:
         audience = table.get(name)
         return 0 if audience is None else len(audience)

@@ -15,6 +15,7 @@ import ssl
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Final, TextIO
 
 from brook import commands, notify
@@ -49,6 +50,7 @@ from brook.replication.state import Replication
 from brook.scripting.engine import Engine, ScriptRun
 from brook.session import Session
 from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
+from brook.tracking import Tracking
 from brook.types import lists
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
@@ -139,6 +141,10 @@ class Server:
         # The script running past busy-reply-threshold: other clients get -BUSY meanwhile.
         self.script_busy: ScriptRun | None = None
         self.clients: dict[int, Client] = {}
+        # Client-side caching (CLIENT TRACKING): who caches which keys, and telling them.
+        self.tracking = Tracking(self.clients, self.keyspace, self.pubsub,
+                                 lambda: self.current_client, self._executing_client,
+                                 self._after_turn)
         self.next_client_id = 1
         self.monitors: list[Client] = []
         self.run_id = secrets.token_hex(20)
@@ -433,6 +439,8 @@ class Server:
         if self.clients.pop(client.id, None) is None:
             return
         client.unwatch_all()
+        if client.tracking:
+            self.tracking.disable(client)
         if client.blocked is not None:
             self.blocking.forget(client)
         if client.is_monitor:
@@ -453,6 +461,23 @@ class Server:
                 subscriber.write_pending()  # type: ignore[attr-defined]
         if self.output_limits.slow:
             self.output_limits.check_slow()
+
+    def _executing_client(self) -> Session | None:
+        """The session running the command at hand: the scripts' own during a script (Redis's
+        executing_client), else the current client."""
+        scripting = self.scripting
+        return scripting.session if scripting.run is not None else self.current_client
+
+    def _after_turn(self, job: Callable[[], object]) -> None:
+        """Run ``job`` once this event loop turn's callbacks are done (BCAST invalidations,
+        which Redis sends before it sleeps), then write what it sent."""
+        if self.loop is not None:
+            self.loop.call_soon(self._run_after_turn, job)
+
+    def _run_after_turn(self, job: Callable[[], object]) -> None:
+        job()
+        if self.pubsub.delivered:
+            self.flush_subscribers()
 
     def _schedule_subscriber_flush(self) -> None:
         """A first publish since the last flush: the publisher's batch end normally writes it
@@ -887,6 +912,8 @@ class Server:
                 self.migrate_sockets.close_idle()
             if self.output_limits.slow:  # soft limits expire even when nothing is written
                 self.output_limits.check_slow()
+            if self.tracking.count:  # a limit lowered by CONFIG SET applies even when idle
+                self.tracking.limit(self.config.tracking_table_max_keys)
             now = time.monotonic()
             if self.config.maxmemory_clients:
                 self.evictor.evict_clients()

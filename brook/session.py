@@ -106,6 +106,18 @@ class Session:
         self.output_full = False
         # What the running command persists instead of its request (brook.persistence.effects).
         self.effects: list[list[bytes]] | None = None
+        # Client-side caching (brook.tracking): CLIENT TRACKING's mode and options, the client
+        # its invalidations go to (0: itself), its BCAST prefixes, and CLIENT CACHING's answer
+        # for the next command (Redis's CLIENT_TRACKING* flags).
+        self.tracking = False
+        self.tracking_bcast = False
+        self.tracking_optin = False
+        self.tracking_optout = False
+        self.tracking_noloop = False
+        self.tracking_caching = False
+        self.tracking_broken_redirect = False  # the redirect target has gone
+        self.tracking_redirect = 0
+        self.tracking_prefixes: dict[bytes, None] = {}
         # True: every request takes the dispatcher's general path. Derived by refresh_mode only.
         self.slow = True
         self.refresh_mode()
@@ -136,6 +148,9 @@ class Session:
             # PING relies on such clients being slow. In RESP3 a subscriber may get messages
             # from its own commands, which execute sends after their replies.
             or self.is_subscribed()
+            # Its reads are remembered, and CLIENT CACHING lasts one command: both are done
+            # by the general path.
+            or self.tracking
         )
 
     def take_postponed(self) -> bytes:
@@ -236,6 +251,12 @@ class Session:
             letters += "x"
         if self.blocked is not None:
             letters += "b"
+        if self.tracking:
+            letters += "t"
+        if self.tracking_broken_redirect:
+            letters += "R"
+        if self.tracking_bcast:
+            letters += "B"
         if self.watch_failed:
             letters += "d"
         if self.closing:
@@ -298,7 +319,7 @@ class Session:
             b"events=" + events.encode(),
             b"cmd=" + self.last_command.encode(),
             b"user=" + self.user.name.encode("utf-8", "surrogateescape"),
-            b"redir=-1",
+            b"redir=%d" % (self.tracking_redirect if self.tracking else -1),
             b"resp=%d" % self.protocol,
             b"lib-name=" + self.lib_name,
             b"lib-ver=" + self.lib_ver,

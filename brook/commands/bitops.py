@@ -83,12 +83,14 @@ def _writable(client: Session, key: bytes, last_bit: int) -> tuple[bytearray, bo
         fresh = bytearray(size)
         db.data[key] = fresh
         created(client, key)
+        client.server.memory.charge(size)  # far more than the request the dispatcher charged
         return fresh, True
     if type(value) is not bytearray:
         value = bytearray(value)
         db.data[key] = value  # the TTL is kept
     grown = len(value) < size
     if grown:
+        client.server.memory.charge(size - len(value))
         value.extend(bytes(size - len(value)))
     return value, grown  # type: ignore[return-value]
 

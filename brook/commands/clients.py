@@ -317,8 +317,109 @@ def client_no_touch(client: Session, args: list[bytes]) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------
-# Client-side caching (not supported: tracking is always off)
+# Client-side caching (the bookkeeping and the messages: brook.tracking)
 # ---------------------------------------------------------------------------------------------
+
+_SWITCH_MODE = ("tracking for this client, and then re-enabling it with a different mode.")
+
+
+@command("client|tracking", arity=-3, flags=_CONN, acl=_CONN_ACL, since="6.0.0",
+         summary="Controls server-assisted client-side caching for the connection.",
+         complexity="O(1). Some options may introduce additional complexity.",
+         syntax="<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
+                "[OPTIN] [OPTOUT] [NOLOOP]")
+def client_tracking(client: Session, args: list[bytes]) -> bytes:
+    server = client.server
+    redirect = 0
+    bcast = optin = optout = noloop = False
+    prefixes: list[bytes] = []
+    index = 3
+    while index < len(args):
+        option = args[index].lower()
+        more = index + 1 < len(args)
+        if option == b"redirect" and more:
+            index += 1
+            if redirect:
+                raise CommandError("ERR A client can only redirect to a single other client")
+            redirect = parse_int(args[index])
+            # The target must exist now, even if it may go later (as Redis checks).
+            if redirect not in server.clients:
+                raise CommandError("ERR The client ID you want redirect to does not exist")
+        elif option == b"bcast":
+            bcast = True
+        elif option == b"optin":
+            optin = True
+        elif option == b"optout":
+            optout = True
+        elif option == b"noloop":
+            noloop = True
+        elif option == b"prefix" and more:
+            index += 1
+            prefixes.append(args[index])
+        else:
+            raise CommandError(SYNTAX_ERROR)
+        index += 1
+    switch = args[2].lower()
+    if switch == b"off":
+        server.tracking.disable(client)
+        return resp.OK
+    if switch != b"on":
+        raise CommandError(SYNTAX_ERROR)
+    if prefixes and not bcast:
+        raise CommandError("ERR PREFIX option requires BCAST mode to be enabled")
+    if client.tracking and client.tracking_bcast != bcast:
+        raise CommandError("ERR You can't switch BCAST mode on/off before disabling "
+                           + _SWITCH_MODE)
+    if bcast and (optin or optout):
+        raise CommandError("ERR OPTIN and OPTOUT are not compatible with BCAST")
+    if optin and optout:
+        raise CommandError("ERR You can't specify both OPTIN mode and OPTOUT mode")
+    if (optin and client.tracking_optout) or (optout and client.tracking_optin):
+        raise CommandError("ERR You can't switch OPTIN/OPTOUT mode before disabling "
+                           + _SWITCH_MODE)
+    if bcast:
+        _check_prefixes(client, prefixes)
+    server.tracking.enable(client, redirect, bcast, optin, optout, noloop, prefixes)
+    return resp.OK
+
+
+def _check_prefixes(client: Session, prefixes: list[bytes]) -> None:
+    """No prefix of a BCAST client may be a prefix of another one of its own (Redis's
+    checkPrefixCollisionsOrReply, whose texts these are)."""
+    existing = sorted(client.tracking_prefixes)
+    for i, prefix in enumerate(prefixes):
+        for other in existing:
+            if other.startswith(prefix) or prefix.startswith(other):
+                raise CommandError(
+                    f"ERR Prefix '{text(prefix)}' overlaps with an existing prefix "
+                    f"'{text(other)}'. Prefixes for a single client must not overlap.")
+        for other in prefixes[i + 1:]:
+            if other.startswith(prefix) or prefix.startswith(other):
+                raise CommandError(
+                    f"ERR Prefix '{text(prefix)}' overlaps with another provided prefix "
+                    f"'{text(other)}'. Prefixes for a single client must not overlap.")
+
+
+@command("client|caching", arity=3, flags=_CONN, acl=_CONN_ACL, since="6.0.0",
+         summary="Instructs the server whether to track the keys in the next request.",
+         syntax="YES | NO")
+def client_caching(client: Session, args: list[bytes]) -> bytes:
+    if not client.tracking:
+        raise CommandError("ERR CLIENT CACHING can be called only when the client is in "
+                           "tracking mode with OPTIN or OPTOUT mode enabled")
+    answer = args[2].lower()
+    if answer == b"yes":
+        if not client.tracking_optin:
+            raise CommandError("ERR CLIENT CACHING YES is only valid when tracking is enabled "
+                               "in OPTIN mode.")
+    elif answer == b"no":
+        if not client.tracking_optout:
+            raise CommandError("ERR CLIENT CACHING NO is only valid when tracking is enabled "
+                               "in OPTOUT mode.")
+    else:
+        raise CommandError(SYNTAX_ERROR)
+    client.tracking_caching = True  # for the next command or transaction (Dispatcher)
+    return resp.OK
 
 
 @command("client|trackinginfo", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.2.0",
@@ -326,10 +427,31 @@ def client_no_touch(client: Session, args: list[bytes]) -> bytes:
                  "connection.",
          syntax="")
 def client_trackinginfo(client: Session, args: list[bytes]) -> bytes:
+    flags = [b"on" if client.tracking else b"off"]
+    if client.tracking_bcast:
+        flags.append(b"bcast")
+    if client.tracking_optin:
+        flags.append(b"optin")
+        if client.tracking_caching:
+            flags.append(b"caching-yes")
+    if client.tracking_optout:
+        flags.append(b"optout")
+        if client.tracking_caching:
+            flags.append(b"caching-no")
+    if client.tracking_noloop:
+        flags.append(b"noloop")
+    if client.tracking_broken_redirect:
+        flags.append(b"broken_redirect")
     return resp.encode(
-        resp.Map({"flags": resp.RSet([b"off"]), "redirect": -1, "prefixes": []}),
+        resp.Map({"flags": resp.RSet(flags), "redirect": _redirect(client),
+                  "prefixes": sorted(client.tracking_prefixes)}),
         client.protocol,
     )
+
+
+def _redirect(client: Session) -> int:
+    """Where its invalidations go: -1 when not tracking, 0 to itself."""
+    return client.tracking_redirect if client.tracking else -1
 
 
 @command("client|getredir", arity=2, flags=_CONN, acl=_CONN_ACL, since="6.0.0",
@@ -337,11 +459,13 @@ def client_trackinginfo(client: Session, args: list[bytes]) -> bytes:
                  "redirected.",
          syntax="")
 def client_getredir(client: Session, args: list[bytes]) -> bytes:
-    return resp.integer(-1)
+    return resp.integer(_redirect(client))
 
 
-# Redis's lines for the subcommands Brook has (not CACHING, PAUSE, UNPAUSE and TRACKING).
+# Redis's lines for the subcommands Brook has (not PAUSE and UNPAUSE).
 _CLIENT_HELP = [
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
     "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
@@ -382,6 +506,9 @@ _CLIENT_HELP = [
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
     "TRACKINGINFO",
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",

@@ -177,6 +177,8 @@ def reset(client: Session, args: list[bytes]) -> bytes:
     client.multi_queue.clear()
     client.multi_error = False
     client.unwatch_all()
+    if client.tracking:
+        server.tracking.disable(client)
     client.db = server.keyspace[0]
     client.protocol = 2
     client.reply_mode = REPLY_ON

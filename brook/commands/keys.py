@@ -449,6 +449,16 @@ def _flush_mode(args: list[bytes]) -> None:
         raise CommandError(SYNTAX_ERROR)
 
 
+def _flushed(client: Session, args: list[bytes]) -> None:
+    """Tell caching clients everything changed. A synchronous flush outside MULTI and scripts
+    replies once its background free is done in Redis (8.0+, FLUSH SYNC run as blocking
+    ASYNC), so the flushing client's own invalidation precedes its reply there."""
+    asynchronous = (args[1].lower() == b"async" if len(args) == 2
+                    else client.server.config.lazyfree_lazy_user_flush)
+    client.server.tracking.flushed(
+        own_first=not asynchronous and not client.in_exec and not client.in_script)
+
+
 @command("flushall", arity=-1, flags="write", acl="@keyspace @write @slow @dangerous",
          group="server", summary="Removes all keys from all databases.",
          complexity="O(N) where N is the total number of keys in all databases",
@@ -458,6 +468,7 @@ def flushall(client: Session, args: list[bytes]) -> bytes:
     for db in client.server.keyspace.databases:
         client.server.dirty += db.clear()
     client.server.dirty += 1
+    _flushed(client, args)
     return resp.OK
 
 
@@ -468,6 +479,7 @@ def flushall(client: Session, args: list[bytes]) -> bytes:
 def flushdb(client: Session, args: list[bytes]) -> bytes:
     _flush_mode(args)
     client.server.dirty += client.db.clear()
+    _flushed(client, args)
     return resp.OK
 
 

@@ -88,6 +88,7 @@ def _debug_reload(client: Session, args: list[bytes]) -> bytes:
         raise CommandError("ERR Error trying to save the DB") from err
     for db in server.keyspace.databases:
         db.clear()
+    server.tracking.flushed()  # caching clients learn that everything changed
     try:
         load_snapshot(server.keyspace, server.config.dbfilename)
     except SnapshotError as err:

@@ -389,7 +389,8 @@ def mset(client: Session, args: list[bytes]) -> bytes:
         _pairs_arity_check(args, "mset")
     db = client.db
     events = client.server.config.notify_keyspace_events
-    if not (events or db.expires or db.watchers or db.field_indexes or db.blocking):
+    if not (events or db.expires or db.watchers or db.field_indexes or db.blocking
+            or db.tracking):
         data = db.data
         for index in range(1, len(args), 2):
             data[args[index]] = args[index + 1]
@@ -404,7 +405,7 @@ def mset(client: Session, args: list[bytes]) -> bytes:
             data[key] = args[index + 1]
             if expires:
                 _forget_ttl(db, key)
-            if watchers or db.field_indexes or db.blocking:
+            if watchers or db.field_indexes or db.blocking or db.tracking:
                 db.modified(key, ready=True)
             if events:
                 notify(client, STRING, b"set", key)

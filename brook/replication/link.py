@@ -250,6 +250,7 @@ class MasterLink:
         keyspace = server.keyspace
         for db in keyspace.databases:
             server.dirty += db.clear()
+        server.tracking.flushed()  # caching clients learn that everything changed
         libraries: list[bytes] = []
         try:
             load_snapshot(keyspace, data, libraries)

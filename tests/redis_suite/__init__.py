@@ -38,7 +38,7 @@ UNITS = (
     "unit/protocol", "unit/info-command", "unit/scripting", "unit/functions", "unit/scan",
     "unit/introspection", "unit/introspection-2", "unit/slowlog", "unit/latency-monitor",
     "unit/sort", "unit/other", "unit/bitops", "unit/bitfield", "unit/quit", "unit/dump",
-    "unit/geo",
+    "unit/geo", "unit/tracking",
 )
 PROFILE = ("--tags", "-needs:debug", "--tags", "-needs:repl", "--tags", "-needs:config-maxmemory",
            "--ignore-encoding", "--ignore-digest")
