@@ -171,15 +171,19 @@ def _sparse_opcodes(value: bytes | bytearray) -> list[tuple[int, int]]:
 
 def raw_registers(value: bytes | bytearray) -> bytes | None:
     """The registers of a checked HLL one a byte, or None when a sparse one does not cover
-    exactly 16384 registers (Redis's "corrupted")."""
+    exactly 16384 registers (Redis's "corrupted") before its end or a VAL run past the last
+    register (what the newest Redis's merge and conversion to dense read; the count of one
+    key reads every opcode: :func:`histogram`)."""
     if value[4] == DENSE:
         return _dense_to_raw(value[HEADER_SIZE:])
     parts: list[bytes] = []
     total = 0
     for val, run in _sparse_opcodes(value):
+        if total + run > REGISTERS:
+            if val:  # Redis stops at a VAL run past the end: what came before may be whole
+                break
+            return None  # runs only add up: the total can never come back to 16384
         total += run
-        if total > REGISTERS:  # runs only add up: it can never come back to 16384
-            return None
         parts.append(bytes((val,)) * run)
     if total != REGISTERS:
         return None
