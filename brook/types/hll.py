@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = [
@@ -149,24 +150,23 @@ def _raw_to_dense(raw: bytes | bytearray) -> bytearray:
     return dense
 
 
-def _sparse_opcodes(value: bytes | bytearray) -> list[tuple[int, int]]:
-    """The sparse opcodes as (value, run length) pairs, value 0 for ZERO and XZERO."""
-    ops: list[tuple[int, int]] = []
+def _sparse_opcodes(value: bytes | bytearray) -> Iterator[tuple[int, int]]:
+    """The sparse opcodes as (value, run length) pairs, value 0 for ZERO and XZERO (lazily:
+    a corrupted value may hold millions, and the readers stop past 16384 registers)."""
     end = len(value)
     p = HEADER_SIZE
     while p < end:
         op = value[p]
         if op & 0x80:
-            ops.append((((op >> 2) & 0x1F) + 1, (op & 3) + 1))
+            yield ((op >> 2) & 0x1F) + 1, (op & 3) + 1
             p += 1
         elif op & 0x40:
             low = value[p + 1] if p + 1 < end else 0
-            ops.append((0, (((op & 0x3F) << 8) | low) + 1))
+            yield 0, (((op & 0x3F) << 8) | low) + 1
             p += 2
         else:
-            ops.append((0, (op & 0x3F) + 1))
+            yield 0, (op & 0x3F) + 1
             p += 1
-    return ops
 
 
 def raw_registers(value: bytes | bytearray) -> bytes | None:
@@ -196,8 +196,21 @@ def merge_into(maximum: bytearray, value: bytes | bytearray) -> bool:
     if raw is None:
         return False
     if any(raw):
-        maximum[:] = bytes(map(max, maximum, raw)) if any(maximum) else raw
+        maximum[:] = _bytewise_max(maximum, raw) if any(maximum) else raw
     return True
+
+
+_HIGH_BITS: Final = int.from_bytes(b"\x80" * REGISTERS, "little")
+
+
+def _bytewise_max(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
+    """The larger of each pair of registers (all below 128), in a few big-int operations:
+    ``(a | 0x80) - b`` keeps a byte's high bit exactly where a >= b."""
+    x = int.from_bytes(a, "little")
+    y = int.from_bytes(b, "little")
+    keep = (((x | _HIGH_BITS) - y) & _HIGH_BITS) >> 7
+    keep *= 0xFF
+    return ((x & keep) | (y & ~keep & ((1 << (8 * REGISTERS)) - 1))).to_bytes(REGISTERS, "little")
 
 
 def set_raw(value: bytearray, raw: bytes | bytearray, sparse_max_bytes: int) -> None:
@@ -205,15 +218,14 @@ def set_raw(value: bytearray, raw: bytes | bytearray, sparse_max_bytes: int) -> 
     in register order, as Redis does (through the sparse edits while the value is sparse)."""
     if value[4] == DENSE:
         current = _dense_to_raw(value[HEADER_SIZE:])
-        merged = bytes(map(max, current, raw))
-        value[HEADER_SIZE:] = _raw_to_dense(merged)
+        value[HEADER_SIZE:] = _raw_to_dense(_bytewise_max(current, raw))
         return
     for index, count in enumerate(raw):
         if count:
             if value[4] == DENSE:  # promoted on the way: finish in one pass
                 current = _dense_to_raw(value[HEADER_SIZE:])
                 rest = bytes(index) + raw[index:]
-                value[HEADER_SIZE:] = _raw_to_dense(bytes(map(max, current, rest)))
+                value[HEADER_SIZE:] = _raw_to_dense(_bytewise_max(current, rest))
                 return
             _sparse_set(value, index, count, sparse_max_bytes)
 
@@ -407,6 +419,8 @@ def histogram(value: bytes | bytearray) -> list[int] | None:
     total = 0
     for val, run in _sparse_opcodes(value):
         total += run
+        if total > REGISTERS:  # it can only grow: corrupted whatever follows
+            return None
         histo[val] += run
     return histo if total == REGISTERS else None
 
