@@ -24,8 +24,11 @@ Knows nothing of commands.
 from __future__ import annotations
 
 import math
+import re
 import struct
+from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Final
 
 __all__ = [
@@ -269,33 +272,67 @@ def to_dense(value: bytearray) -> bool:
     return True
 
 
+# Locating the opcode that covers a register without a Python step per opcode: the XZERO
+# opcodes (two bytes, ``01xxxxxx``) are found by a regular expression search, which resumes
+# after each match's second byte, so it reads the opcodes in order (every other opcode is one
+# byte); between them the runs of one-byte opcodes are summed and searched through a table of
+# their spans.
+_XZERO: Final = re.compile(rb"[\x40-\x7f](?:[\x00-\xff]|\Z)")
+_SPAN: Final = bytes(((b & 3) + 1) if b & 0x80 else (b & 0x3F) + 1 for b in range(256))
+
+
+def _locate(value: bytearray, index: int) -> tuple[int, int, int, int, int] | None:
+    """The opcode covering register ``index``: its position, its first register, the previous
+    opcode's position (-1 if none), its span and length; None if the opcodes end before."""
+    end = len(value)
+    pos = HEADER_SIZE
+    first = 0
+    prev = -1
+    for match in _XZERO.finditer(value, HEADER_SIZE):
+        at = match.start()
+        if at > pos:
+            found = _locate_in_run(value, pos, at, index, first, prev)
+            if isinstance(found, tuple):
+                return found
+            first = found
+            prev = at - 1
+        low = value[at + 1] if at + 1 < end else 0
+        span = (((value[at] & 0x3F) << 8) | low) + 1
+        if index < first + span:
+            return at, first, prev, span, 2
+        first += span
+        prev = at
+        pos = at + 2
+    if pos < end:
+        found = _locate_in_run(value, pos, end, index, first, prev)
+        if isinstance(found, tuple):
+            return found
+    return None
+
+
+def _locate_in_run(value: bytearray, start: int, stop: int, index: int, first: int,
+                   prev: int) -> tuple[int, int, int, int, int] | int:
+    """:func:`_locate` over one-byte opcodes ``value[start:stop]``: the opcode found, else
+    the first register after them."""
+    spans = value[start:stop].translate(_SPAN)
+    total = sum(spans)
+    if index >= first + total:
+        return first + total
+    ends = list(accumulate(spans))
+    k = bisect_right(ends, index - first)
+    before = ends[k - 1] if k else 0
+    return start + k, first + before, start + k - 1 if k else prev, ends[k] - before, 1
+
+
 def _sparse_set(value: bytearray, index: int, count: int, sparse_max_bytes: int) -> int:
     """Redis's in-place sparse update of one register: 1 changed, 0 not, -1 corrupted."""
     if count > _VAL_MAX_VALUE:
         return _promote(value, index, count)
     end = len(value)
-    p = HEADER_SIZE
-    first = 0
-    prev = -1
-    span = 0
-    oplen = 1
-    while p < end:
-        op = value[p]
-        oplen = 1
-        if not op & 0xC0:
-            span = (op & 0x3F) + 1
-        elif op & 0x80:
-            span = (op & 3) + 1
-        else:
-            span = (((op & 0x3F) << 8) | (value[p + 1] if p + 1 < end else 0)) + 1
-            oplen = 2
-        if index <= first + span - 1:
-            break
-        prev = p
-        p += oplen
-        first += span
-    if span == 0 or p >= end:
+    found = _locate(value, index)
+    if found is None:
         return -1
+    p, first, prev, span, oplen = found
     op = value[p]
     has_next = p + oplen < end
     if op & 0x80:
