@@ -452,3 +452,15 @@ def test_errors_have_their_codes(r: redis.Redis) -> None:
 
 def test_pfselftest(r: redis.Redis) -> None:
     assert r.execute_command("PFSELFTEST") == b"OK"
+
+
+def test_read_only_scripts_refuse_pfcount(r: redis.Redis) -> None:
+    """PFCOUNT may write its cache (Redis flags it may_replicate): read-only scripts refuse it."""
+    r.pfadd("h", "a")
+    with pytest.raises(redis.ResponseError, match="^Write commands are not allowed from "
+                                                  "read-only scripts"):
+        r.eval_ro("return redis.call('pfcount', KEYS[1])", 1, "h")
+    assert r.eval("return redis.call('pfcount', KEYS[1])", 1, "h") == 1
+    info = r.execute_command("COMMAND", "INFO", "pfcount")["pfcount"]
+    assert [flag.decode() if isinstance(flag, bytes) else flag
+            for flag in info["flags"]] == ["readonly"]  # may_replicate is not shown
