@@ -285,6 +285,8 @@ def _locate(value: bytearray, index: int) -> tuple[int, int, int, int, int] | No
     """The opcode covering register ``index``: its position, its first register, the previous
     opcode's position (-1 if none), its span and length; None if the opcodes end before."""
     end = len(value)
+    if end < _SHORT:
+        return _walk(value, index)
     pos = HEADER_SIZE
     first = 0
     prev = -1
@@ -307,6 +309,35 @@ def _locate(value: bytearray, index: int) -> tuple[int, int, int, int, int] | No
         found = _locate_in_run(value, pos, end, index, first, prev)
         if isinstance(found, tuple):
             return found
+    return None
+
+
+# Below this length a plain walk over the opcodes costs less than the search's set-up.
+_SHORT: Final = 600
+
+
+def _walk(value: bytearray, index: int) -> tuple[int, int, int, int, int] | None:
+    """:func:`_locate` one opcode at a time."""
+    end = len(value)
+    p = HEADER_SIZE
+    first = 0
+    prev = -1
+    while p < end:
+        op = value[p]
+        if not op & 0xC0:
+            span = (op & 0x3F) + 1
+            oplen = 1
+        elif op & 0x80:
+            span = (op & 3) + 1
+            oplen = 1
+        else:
+            span = (((op & 0x3F) << 8) | (value[p + 1] if p + 1 < end else 0)) + 1
+            oplen = 2
+        if index < first + span:
+            return p, first, prev, span, oplen
+        prev = p
+        p += oplen
+        first += span
     return None
 
 
