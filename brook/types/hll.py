@@ -471,11 +471,15 @@ def add(value: bytearray, elements: list[bytes], sparse_max_bytes: int) -> tuple
 # ---------------------------------------------------------------------------------------------
 
 
+_ONE_BYTE: Final = tuple(bytes((v,)) for v in range(256))
+
+
 def _raw_histogram(raw: bytes) -> list[int]:
+    """How many registers hold each value: one C count per value up to the largest (a
+    one-byte needle counts faster than an int one)."""
     histo = [0] * 64
-    top = max(raw)
-    for v in range(top + 1):
-        histo[v] = raw.count(v)
+    for v in range(max(raw) + 1):
+        histo[v] = raw.count(_ONE_BYTE[v])
     return histo
 
 
