@@ -70,9 +70,10 @@ def _add(pair: tuple[redis.Redis, redis.Redis], key: str, elements: list[bytes],
 # ---------------------------------------------------------------------------------------------
 
 
-def test_murmur64a_known_values() -> None:
-    """MurmurHash64A with Redis's seed over each tail length, against values Redis's C gives
-    (through the registers PFADD sets: see test_single_element_sets_its_register)."""
+def test_murmur64a_seed_and_tails() -> None:
+    """MurmurHash64A seeds with Redis's constant and tells apart every tail length; that its
+    values are Redis's is checked through the registers PFADD sets on real Redis
+    (test_single_element_sets_its_register) and the byte-for-byte tests."""
     assert hll.murmur64a(b"") == hll.murmur64a(b"", hll.SEED)
     assert hll.murmur64a(b"abcdefgh") != hll.murmur64a(b"abcdefgi")
     assert len({hll.murmur64a(bytes(n)) for n in range(20)}) == 20
