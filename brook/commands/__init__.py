@@ -19,6 +19,7 @@ FAMILIES = (
     "scan",
     "strings",
     "bitops",
+    "hll",
     "lcs",
     "hashes",
     "lists",

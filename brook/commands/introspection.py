@@ -6,7 +6,7 @@ They read the declarations in the command table, so what ``redis-cli`` shows as 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from brook import glob
 from brook.commands.key_specs import (
@@ -30,7 +30,9 @@ from brook.protocol import resp
 if TYPE_CHECKING:
     from brook.session import Session
 
-_HIDDEN_FLAGS: set[str] = set()
+# Flags a command has but COMMAND does not show: Redis hides may_replicate on purpose (EVAL,
+# PFCOUNT: read-only scripts refuse them all the same).
+_HIDDEN_FLAGS: Final = frozenset({"may_replicate"})
 
 
 def _one_key_spec(flags: list[str], begin: int | tuple[str, int]) -> resp.Map:
