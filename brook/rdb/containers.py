@@ -21,6 +21,7 @@ import struct
 from typing import Final
 
 from brook.rdb.strings import RdbError
+from brook.types.lpsize import backlen_size
 
 _LP_HEADER: Final = struct.Struct("<IH")
 _ZL_HEADER: Final = struct.Struct("<IIH")
@@ -30,18 +31,6 @@ _LP_UNKNOWN_COUNT: Final = 65535
 _INTSET_CODES: Final = {2: "h", 4: "i", 8: "q"}
 
 Element = bytes | int
-
-
-def _backlen_size(size: int) -> int:
-    if size <= 127:
-        return 1
-    if size < 16383:
-        return 2
-    if size < 2097151:
-        return 3
-    if size < 268435455:
-        return 4
-    return 5
 
 
 # -- listpack --------------------------------------------------------------------------------
@@ -69,7 +58,7 @@ def listpack_items(blob: bytes) -> list[Element]:
             size = first & 0x3F
             start = pos + 1
             append(blob[start:start + size])
-            pos = start + size + _backlen_size(size + 1)
+            pos = start + size + backlen_size(size + 1)
         elif first < 0xE0:  # 13-bit integer
             if pos + 1 >= last:
                 raise RdbError("listpack entry past the end")
@@ -82,14 +71,14 @@ def listpack_items(blob: bytes) -> list[Element]:
             size = (first & 0x0F) << 8 | blob[pos + 1]
             start = pos + 2
             append(blob[start:start + size])
-            pos = start + size + _backlen_size(size + 2)
+            pos = start + size + backlen_size(size + 2)
         elif first == 0xF0:  # 32-bit string length
             if pos + 5 > last:
                 raise RdbError("listpack entry past the end")
             size = _U32.unpack_from(blob, pos + 1)[0]
             start = pos + 5
             append(blob[start:start + size])
-            pos = start + size + _backlen_size(size + 5)
+            pos = start + size + backlen_size(size + 5)
         elif first <= 0xF4:
             width = (2, 3, 4, 8)[first - 0xF1]
             start = pos + 1

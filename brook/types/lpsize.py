@@ -17,7 +17,7 @@ from brook.protocol.requests import parse_strict_int, short_decimal
 LISTPACK_EMPTY: Final = 7  # header (total bytes + element count) and the end byte
 
 
-def _backlen(encoded: int) -> int:
+def backlen_size(encoded: int) -> int:
     """Bytes of the back-length that follows an element of ``encoded`` bytes."""
     if encoded <= 127:
         return 1
@@ -56,7 +56,7 @@ def string_size(item: bytes) -> int:
     if n < 64:
         return n + 2
     encoded = n + 2 if n < 4096 else n + 5
-    return encoded + _backlen(encoded)
+    return encoded + backlen_size(encoded)
 
 
 def delta_size(delta: int) -> int:
