@@ -25,8 +25,8 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, error_of, run, start_brook, start_redis
-from tests.test_aof import AOF_ARGS, aof_commands
+from tests.conftest import ServerProcess, error_of, run, start_brook
+from tests.test_aof import AOF_ARGS, aof_commands, effects_match_redis
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -638,21 +638,7 @@ def _aof_effects(proc: ServerProcess, directory: Path) -> list[list[bytes]]:
 def test_the_aof_holds_what_redis_propagates(tmp_path: Path) -> None:
     """GEOADD as the ZADD it becomes (its options, the scores as integers), only when it
     changed something; the STORE forms as sent; an empty result's deletion as the command."""
-    (tmp_path / "redis").mkdir()
-    (tmp_path / "brook").mkdir()
-    try:
-        redis_proc = start_redis(tmp_path / "redis", *AOF_ARGS)
-    except FileNotFoundError:
-        pytest.skip("redis-server is not installed")
-    try:
-        expected = _aof_effects(redis_proc, tmp_path / "redis")
-    finally:
-        redis_proc.stop()
-    brook = start_brook(tmp_path / "brook", *AOF_ARGS)
-    try:
-        assert _aof_effects(brook, tmp_path / "brook") == expected
-    finally:
-        brook.stop()
+    expected = effects_match_redis(tmp_path, _aof_effects)
     assert expected[0] == [b"ZADD", b"g", b"3479099956230698", b"Palermo",
                            b"3479447370796909", b"Catania"]
     assert expected[1:3] == [

@@ -30,9 +30,8 @@ from tests.conftest import (
     RawConnection,
     ServerProcess,
     start_brook,
-    start_redis,
 )
-from tests.test_aof import AOF_ARGS, aof_commands, restart
+from tests.test_aof import AOF_ARGS, aof_commands, effects_match_redis, restart
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
 from tests.test_strings import call, error_of, run
 
@@ -1811,21 +1810,7 @@ def test_the_aof_holds_the_effects_redis_writes(tmp_path: Path) -> None:
     """Pops are written as ZPOPMIN/ZPOPMAX (ZMPOP and BZMPOP with the count they took, the
     blocking pops without one), commands that changed nothing not at all, STORE forms as they
     were sent (an empty result deletes the destination)."""
-    (tmp_path / "redis").mkdir()
-    (tmp_path / "brook").mkdir()
-    try:
-        redis_proc = start_redis(tmp_path / "redis", *AOF_ARGS)
-    except FileNotFoundError:
-        pytest.skip("redis-server is not installed")
-    try:
-        expected = _aof_effects(redis_proc, tmp_path / "redis")
-    finally:
-        redis_proc.stop()
-    brook = start_brook(tmp_path / "brook", *AOF_ARGS)
-    try:
-        assert _aof_effects(brook, tmp_path / "brook") == expected
-    finally:
-        brook.stop()
+    expected = effects_match_redis(tmp_path, _aof_effects)
     for effect in ([b"ZPOPMIN", b"z", b"1"], [b"ZPOPMAX", b"z", b"2"], [b"ZPOPMIN", b"z"],
                    [b"ZPOPMAX", b"z"], [b"ZPOPMIN", b"w"], [b"ZPOPMAX", b"w2", b"2"]):
         assert effect in expected
