@@ -109,6 +109,16 @@ def start_brook(tmp: Path, *extra: str, port: int | None = None,
     return ServerProcess("brook", port, process, log_path)
 
 
+def run_refused_brook(tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """A Brook server that is expected to refuse to start, run to its exit. Not
+    :func:`start_brook`: PING is answered while the dataset loads (as Redis does), so a server
+    that fails its load may look started first."""
+    return subprocess.run(
+        [sys.executable, "-m", "brook", "--port", str(free_port()), *extra],
+        cwd=tmp, capture_output=True, text=True, timeout=60,
+    )
+
+
 def native_module(name: str) -> Any:
     """A hand-written C module of the compiled core (brook.types._*): required when the suite
     tests the compiled build (make test), skipped when the pure one."""

@@ -19,7 +19,7 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, free_port, start_brook, start_redis
+from tests.conftest import ServerProcess, free_port, run_refused_brook, start_brook, start_redis
 
 AOF_ARGS = ("--appendonly", "yes", "--appendfsync", "always")
 
@@ -309,11 +309,8 @@ def _encode(*argv: bytes) -> bytes:
 
 
 def _run_brook(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """A server that is expected to refuse to start."""
-    return subprocess.run(
-        [sys.executable, "-m", "brook", "--port", str(free_port()), *AOF_ARGS, *extra],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )
+    """A server with the AOF on that is expected to refuse to start."""
+    return run_refused_brook(tmp_path, *AOF_ARGS, *extra)
 
 
 GOOD = _encode(b"SELECT", b"0") + _encode(b"SET", b"a", b"1") + _encode(b"RPUSH", b"l", b"x")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, start_brook
+from tests.conftest import ServerProcess, run_refused_brook, start_brook
 
 AOF = ("--appendonly", "yes", "--appendfsync", "everysec")
 NO_AOF = ("--appendonly", "no")
@@ -293,8 +293,9 @@ def test_a_corrupted_snapshot_refuses_to_start(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(RuntimeError, match="checksum"):
-        start_brook(tmp_path, *NO_AOF)
+    result = run_refused_brook(tmp_path, *NO_AOF)
+    assert result.returncode == 1
+    assert "snapshot checksum mismatch: the file is corrupted" in result.stdout
 
 
 def test_config_set_appendonly_starts_an_aof_with_the_whole_dataset(tmp_path: Path) -> None:
