@@ -1,7 +1,7 @@
 """The one command pipeline: every request, whoever asks for it, runs through here.
 
-    request ─► execute: lookup, arity, auth, maxmemory, MISCONF, LOADING, MULTI,
-                  │       subscribed mode
+    request ─► execute: resolution (registry.resolve), then admission's one list of
+                  │       refusals (brook.admission), then MULTI queueing
                   │       (a rejection is Redis's error and changes nothing)
                   ▼
               call ─► invoke: handler ─► error as reply ─► effects persisted
@@ -15,8 +15,8 @@
 
 Callers: the connection (:meth:`run_batch` for the requests of a read, :meth:`execute` for one
 request of the exact parser), EXEC (:meth:`call` for each queued command), served blocking
-waiters (:meth:`rerun`, :meth:`unblocked`), the AOF loader (:meth:`call` on a session that is
-never connected). It is sans-IO: a :class:`brook.session.Session` in, reply bytes and effects
+waiters (:meth:`rerun`, :meth:`unblocked`), scripts (:meth:`call` after admission's SCRIPT
+lane), the AOF loader and a replica's master stream (:meth:`replay`). It is sans-IO: a :class:`brook.session.Session` in, reply bytes and effects
 out, so tests drive it without sockets.
 
 Commandstats and the slow log. Redis times every command. Timing costs about a fifth of a
@@ -33,20 +33,19 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from brook.commands.registry import Command, CommandError, text
+from brook.admission import QUEUED, TOPLEVEL, WAITER, Admission
+from brook.commands.registry import (
+    NO_COMMAND,
+    NO_SUBCOMMAND,
+    WRONG_ARITY,
+    Command,
+    CommandError,
+    resolve,
+    text,
+)
 from brook.commands.transactions import discard_transaction
-from brook.eviction import OOM
-from brook.memory import request_bytes
 from brook.protocol import resp
 from brook.protocol.requests import is_request
-from brook.scripting.flags import (
-    ALLOW_OOM,
-    ALLOW_STALE,
-    DENYOOM,
-    DENYSTALE,
-    NO_WRITES,
-    WRITES,
-)
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
 
 if TYPE_CHECKING:
@@ -58,30 +57,8 @@ _perf = time.perf_counter
 
 # Commands a client in MULTI runs at once instead of queueing (Redis's processCommand list).
 _MULTI_IMMEDIATE: Final = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
-_LOADING: Final = "LOADING Redis is loading the dataset in memory"
-_READONLY: Final = "READONLY You can't write against a read only replica."
-_MASTERDOWN: Final = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
-                      "to 'no'.")
-_NOREPLICAS: Final = "NOREPLICAS Not enough good replicas to write."
-_BGSAVE_ERROR: Final = (
-    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
-    "disk. Commands that may modify the data set are disabled, because this instance is "
-    "configured to report errors during writes if RDB snapshotting fails "
-    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
-    "RDB error.")
 # The replies one read may produce before the rest of it waits for them to be written.
 REPLY_BUDGET: Final = 1 << 20
-_NOAUTH: Final = "NOAUTH Authentication required."
-# What a RESP2 client in subscribed mode may run (Redis's processCommand check).
-_SUBSCRIBED_MODE_COMMANDS: Final = frozenset({
-    "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
-    "punsubscribe", "quit", "reset",
-})
-_SUBSCRIBED_MODE_ERROR: Final = (
-    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-    "allowed in this context"
-)
-
 
 def unknown_command_error(args: list[bytes]) -> str:
     """Redis's text: the name and up to about 128 bytes of quoted arguments, each followed by
@@ -108,6 +85,7 @@ class Dispatcher:
         self.server = server
         self.table = server.command_table
         self._exec = self.table[b"exec"]
+        self.admission = Admission(server)
 
     # -- a read's worth of requests (the connection's hot path) -----------------------------
 
@@ -279,23 +257,19 @@ class Dispatcher:
     def execute(self, session: Session, args: list[bytes]) -> bytes | None:
         """Run one request with every check of Redis's processCommand; returns the reply
         (None: parked, or silenced by CLIENT REPLY)."""
-        table = self.table
-        cmd = table.get(args[0])
-        if cmd is None:
-            cmd = table.get(args[0].lower())
-        if cmd is None:
+        cmd, found = resolve(self.table, args)
+        if found == NO_COMMAND:
             return self._reject(session, unknown_command_error(args), None)
-        if cmd.subcommands and len(args) >= 2:
-            sub = cmd.subcommands.get(args[1].lower())
-            if sub is None:
-                return self._reject(
-                    session,
-                    "ERR unknown subcommand '%s'. Try %s HELP."
-                    % (text(args[1], 128), cmd.name.upper()),
-                    None,
-                )
-            cmd = sub
-        message = self._refusal(session, cmd, args)
+        assert cmd is not None
+        if found == NO_SUBCOMMAND:
+            return self._reject(
+                session,
+                "ERR unknown subcommand '%s'. Try %s HELP."
+                % (text(args[1], 128), cmd.name.upper()),
+                None,
+            )
+        message = (arity_error(cmd) if found == WRONG_ARITY
+                   else self.admission.refusal(session, cmd, args, TOPLEVEL))
         if message is not None:
             return self._reject(session, message, cmd)
         if session.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
@@ -326,188 +300,6 @@ class Dispatcher:
             pushes = session.take_postponed()
             return Pushed(pushes) if reply is None else reply + pushes
         return reply
-
-    def _refusal(self, session: Session, cmd: Command, args: list[bytes]) -> str | None:
-        """Why ``cmd`` may not run now (the error to send), or None."""
-        server = self.server
-        if not cmd.min_args <= len(args) <= cmd.max_args or cmd.handler is None:
-            return arity_error(cmd)
-        if not session.authenticated and not cmd.allowed_unauthenticated:
-            return _NOAUTH
-        if session.in_multi and not cmd.allowed_in_multi:
-            return "ERR Command not allowed inside a transaction"
-        user = session.acl_user
-        if user is not None:
-            denial = server.acl.check(user, cmd, args)
-            if denial is not None:
-                return server.acl_denied(session, cmd, args, denial,
-                                         "multi" if session.in_multi else "toplevel")
-        # EXEC is judged by what it would run (Redis's mstate flags), a script command by
-        # what its script declares (Redis's getCommandFlags).
-        queued = session.multi_queue if cmd is self._exec and session.in_multi else None
-        state_checks = server.replication_checks and not session.replaying
-        if (server.config.maxmemory or server.aof_write_failed or not server.last_bgsave_ok
-                or state_checks):
-            needs = self._needs(cmd, args)
-            if queued is not None:
-                for each, queued_args in queued:
-                    needs |= self._needs(each, queued_args)
-            if server.config.maxmemory and not session.replaying:
-                # Redis's performEvictions before every command.
-                out_of_memory = not server.evictor.perform()
-                server.oom_before_command = out_of_memory
-                if needs & DENYOOM:
-                    if out_of_memory:
-                        return OOM
-                    server.memory.charge(request_bytes(args))
-            if (needs & WRITES or cmd.name == "ping") and not session.replaying:
-                refusal = self.disk_error()
-                if refusal is not None:
-                    return refusal
-            if state_checks:
-                refusal = self._replication_refusal(needs)
-                if refusal is not None:
-                    return refusal
-        if server.tracking.count:  # Redis's trackingLimitUsedSlots before every command
-            server.tracking.limit(server.config.tracking_table_max_keys)
-        if server.loading and "loading" not in cmd.flags:
-            return _LOADING
-        busy = server.script_busy
-        if busy is not None and "allow_busy" not in cmd.flags:
-            return busy.busy_error
-        if (session.protocol == 2 and session.is_subscribed()
-                and (cmd.parent or cmd).name not in _SUBSCRIBED_MODE_COMMANDS):
-            session.last_cmd = cmd  # as Redis, which records it before its checks
-            return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
-        return None
-
-    def _needs(self, cmd: Command, args: list[bytes]) -> int:
-        """What a request asks of the server's state (:data:`WRITES`, :data:`DENYOOM`,
-        :data:`DENYSTALE`): a script command's by the flags its script declares (Redis's
-        scriptFlagsToCmdFlags), any other command's by its own flags."""
-        if cmd.is_script:
-            needs = self.server.scripting.declared_needs(cmd.name, args)
-            if needs is not None:
-                return needs
-        return ((WRITES if cmd.is_write else 0) | (DENYOOM if cmd.is_denyoom else 0)
-                | (0 if "stale" in cmd.flags else DENYSTALE))
-
-    def _replication_refusal(self, needs: int) -> str | None:
-        """Redis's NOREPLICAS (a master short of good replicas), READONLY and MASTERDOWN (a
-        replica), in Redis's order; the master's own stream never meets them (replaying)."""
-        server = self.server
-        if not server.replication.is_replica:
-            if needs & WRITES and self.short_of_replicas():
-                return _NOREPLICAS
-            return None
-        if needs & WRITES and server.config.replica_read_only:
-            return _READONLY
-        if needs & DENYSTALE and self.stale():
-            return _MASTERDOWN
-        return None
-
-    # -- the server's state, as the checks above and a script's read it ---------------------
-
-    def short_of_replicas(self) -> bool:
-        """min-replicas-to-write is not met (Redis's checkGoodReplicasStatus failing)."""
-        server = self.server
-        config = server.config
-        return bool(not server.replication.is_replica and config.min_replicas_to_write
-                    and config.min_replicas_max_lag
-                    and server.replication.good_replicas() < config.min_replicas_to_write)
-
-    def stale(self) -> bool:
-        """A replica cut off from its master that may not serve stale data."""
-        server = self.server
-        if not server.replication.is_replica or server.config.replica_serve_stale_data:
-            return False
-        link = server.replication.link
-        return link is None or link.state != "connected"
-
-    def read_only_replica(self, session: Session) -> bool:
-        """Writes are refused here: a read-only replica, unless its master (or the AOF
-        loader) sends them."""
-        server = self.server
-        return (server.replication.is_replica and server.config.replica_read_only
-                and not session.replaying)
-
-    def disk_error(self) -> str | None:
-        """The MISCONF error while writes are refused for want of persistence (Redis's
-        writeCommandsDeniedByDiskError: a failed snapshot with stop-writes-on-bgsave-error
-        and save points, then an AOF that cannot be written), else None."""
-        server = self.server
-        if self._snapshot_failed():
-            return _BGSAVE_ERROR
-        if server.aof_write_failed:
-            aof = server.aof
-            return ("MISCONF Errors writing to the AOF file: "
-                    f"{aof.last_write_error if aof else ''}")
-        return None
-
-    def _snapshot_failed(self) -> bool:
-        server = self.server
-        config = server.config
-        return bool(not server.last_bgsave_ok and config.stop_writes_on_bgsave_error
-                    and config.save)
-
-    # -- a script's flags and its commands (Redis's scriptPrepareForRun and scriptCall) -----
-
-    def script_refusal(self, caller: Session, flags: tuple[str, ...] | None,
-                       read_only_command: bool) -> str | None:
-        """Why a script may not start, by the flags it declares (None: an EVAL script without
-        a shebang, Redis's compatibility mode), with scriptPrepareForRun's texts. At the top
-        level the checks of :meth:`_refusal` refused such a script before; these catch what
-        changed since (inside a transaction) and the read-only commands. ``no-cluster`` never
-        refuses: Brook never runs in cluster mode (INFO's cluster_enabled:0, CLUSTER's error),
-        whatever cluster-enabled says."""
-        server = self.server
-        if flags is None:
-            return _MASTERDOWN if self.stale() and not caller.replaying else None
-        if ALLOW_STALE not in flags and self.stale() and not caller.replaying:
-            return ("MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to "
-                    "'no' and 'allow-stale' flag is not set on the script.")
-        if NO_WRITES not in flags:
-            if self.read_only_replica(caller):
-                return "READONLY Can not run script with write flag on readonly replica"
-            if self._snapshot_failed() and not caller.replaying:
-                return ("MISCONF Redis is configured to save RDB snapshots, but it's currently "
-                        "unable to persist to disk. Writable scripts are blocked. Use "
-                        "'no-writes' flag for read only scripts.")
-            if server.aof_write_failed and not caller.replaying:
-                aof = server.aof
-                return ("MISCONF Redis is configured to persist data to AOF, but it's currently "
-                        "unable to persist to disk. Writable scripts are blocked. Use "
-                        "'no-writes' flag for read only scripts. AOF error: "
-                        f"{aof.last_write_error if aof else ''}")
-            if read_only_command:
-                return "ERR Can not execute a script with write flag using *_ro command."
-            if self.short_of_replicas() and not caller.replaying:
-                return _NOREPLICAS
-            if (ALLOW_OOM not in flags and server.oom_before_command
-                    and server.config.maxmemory and not caller.replaying):
-                return ("OOM allow-oom flag is not set on the script, can not run it when used "
-                        "memory > 'maxmemory'")
-        return None
-
-    def script_command_refusal(self, caller: Session, cmd: Command, read_only: bool,
-                               wrote: bool, allow_oom: bool) -> str | None:
-        """Why a script may not run ``cmd`` now, by the server's state (Redis's scriptCall,
-        after its ACL check; a script that already wrote is never stopped halfway)."""
-        if read_only and (cmd.is_write or "may_replicate" in cmd.flags):
-            return "ERR Write commands are not allowed from read-only scripts."
-        if cmd.is_write and not wrote:
-            if self.read_only_replica(caller):
-                return _READONLY
-            refusal = self.disk_error()
-            if refusal is not None:
-                return refusal
-            if self.short_of_replicas():
-                return _NOREPLICAS
-        server = self.server
-        if (cmd.is_denyoom and not allow_oom and not wrote and server.oom_before_command
-                and server.config.maxmemory and not caller.replaying):
-            return OOM  # Redis's scriptVerifyOOM
-        return None
 
     def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
         """Refuse a request: inside MULTI the transaction will abort; a refused EXEC discards
@@ -573,6 +365,16 @@ class Dispatcher:
         self.account(session, cmd, args, elapsed)
         return reply
 
+    def call_queued(self, session: Session, cmd: Command, args: list[bytes]) -> bytes | None:
+        """A command of a transaction, run by EXEC: admission's QUEUED lane first (the user's
+        rules may have changed since it was queued: the refused one gets its error in its
+        slot, the others run), then :meth:`call`."""
+        if session.acl_user is not None:
+            message = self.admission.refusal(session, cmd, args, QUEUED)
+            if message is not None:
+                return resp.error(message)
+        return self.call(session, cmd, args)
+
     @staticmethod
     def parked(session: Session, elapsed: float) -> None:
         """A run of a parked command: its time is counted once, when it is unblocked."""
@@ -629,14 +431,10 @@ class Dispatcher:
     def rerun(self, waiter: Waiter) -> bytes | None:
         """Run a parked command again to serve it; None: it still finds nothing."""
         session = waiter.client
-        user = session.acl_user
-        if user is not None:
-            # The user's rules may have changed while it waited (Redis 7.2+ checks again).
-            denial = self.server.acl.check(user, waiter.cmd, waiter.args)
-            if denial is not None:
-                message = self.server.acl_denied(session, waiter.cmd, waiter.args, denial,
-                                                 "toplevel")
-                return self.error_reply(message, waiter.cmd, rejected=True)
+        # The user's rules may have changed while it waited (Redis 7.2+ checks again).
+        message = self.admission.refusal(session, waiter.cmd, waiter.args, WAITER)
+        if message is not None:
+            return self.error_reply(message, waiter.cmd, rejected=True)
         session.reprocessing = True
         server = self.server
         outer, server.current_client = server.current_client, session

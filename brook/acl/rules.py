@@ -14,12 +14,12 @@ import hashlib
 from collections.abc import Iterator
 from typing import Final
 
-from brook.commands.registry import COMMANDS, Command
+from brook.commands.registry import COMMANDS, Command, command_named
 from brook.glob import Matcher, matcher
 
 __all__ = [
     "CATEGORIES", "READ", "WRITE", "AclRuleError", "Selector", "User", "all_commands",
-    "category_commands", "find_command", "merge_selectors", "password_hash",
+    "category_commands", "merge_selectors", "password_hash",
 ]
 
 READ: Final = 1
@@ -64,16 +64,6 @@ def all_commands() -> Iterator[Command]:
     for cmd in COMMANDS.values():
         yield cmd
         yield from cmd.subcommands.values()
-
-
-def find_command(name: str) -> Command | None:
-    """A command by name, ``container|sub`` naming a subcommand (case-insensitive)."""
-    lowered = name.lower()
-    parent_name, bar, sub_name = lowered.partition("|")
-    parent = COMMANDS.get(parent_name)
-    if parent is None or not bar:
-        return parent
-    return parent.subcommands.get(sub_name.encode())
 
 
 def category_commands(category: str) -> list[Command]:
@@ -248,7 +238,7 @@ class Selector:
             self._note_rule(allow, "@" + category)
             return
         if not allow:
-            denied = find_command(name)
+            denied = command_named(name)
             if denied is None or "|" in name and denied.parent is None:
                 raise AclRuleError(NOT_FOUND)
             self._set(_family(denied), False)
@@ -262,7 +252,7 @@ class Selector:
             self._note_rule(True, allowed.fullname)
             return
         parent_name, _, argument = name.rpartition("|")
-        parent = find_command(parent_name)
+        parent = command_named(parent_name)
         if parent is None:
             raise AclRuleError(NOT_FOUND)
         if parent.parent is not None:

@@ -16,10 +16,12 @@ from brook.acl.users import COMMAND, KEY, AclFileError, Denial, write_acl_file
 from brook.commands.args import parse_int
 from brook.commands.introspection import help_reply
 from brook.commands.registry import (
-    COMMANDS,
+    NO_SUBCOMMAND,
+    WRONG_ARITY,
     CommandError,
     command,
     container,
+    resolve,
     subcommand_error,
     text,
 )
@@ -197,12 +199,10 @@ def acl_dryrun(client: Session, args: list[bytes]) -> bytes:
     if user is None:
         raise CommandError(f"ERR User '{name}' not found")
     request = args[3:]
-    cmd = COMMANDS.get(request[0].decode("utf-8", "replace").lower())
-    if cmd is not None and cmd.subcommands:
-        cmd = cmd.subcommands.get(request[1].lower()) if len(request) > 1 else None
-    if cmd is None:
+    cmd, found = resolve(client.server.command_table, request)
+    if cmd is None or found == NO_SUBCOMMAND:
         raise CommandError(f"ERR Command '{text(args[3])}' not found")
-    if not cmd.min_args <= len(request) <= cmd.max_args:
+    if found == WRONG_ARITY:
         raise CommandError(f"ERR wrong number of arguments for '{cmd.fullname}' command")
     denial = acl.check(user, cmd, request)
     if denial is None:

@@ -18,10 +18,14 @@ from brook.commands.key_specs import (
 )
 from brook.commands.registry import (
     COMMANDS,
+    NO_SUBCOMMAND,
+    WRONG_ARITY,
     Command,
     CommandError,
     command,
+    command_named,
     container,
+    resolve,
     syntax_arguments,
     text,
 )
@@ -146,16 +150,6 @@ def command_docs(cmd: Command) -> resp.Map:
     return resp.Map(doc)
 
 
-def find_command(name: bytes) -> Command | None:
-    """A command or ``container|sub`` subcommand by name, case-insensitively."""
-    lowered = name.decode("utf-8", "replace").lower()
-    parent_name, _, sub_name = lowered.partition("|")
-    cmd = COMMANDS.get(parent_name)
-    if cmd is None or not sub_name:
-        return cmd
-    return cmd.subcommands.get(sub_name.encode())
-
-
 container(
     "command", arity=-1, flags="loading stale", acl="@slow @connection", group="server",
     since="2.8.13", summary="Returns detailed information about all commands.",
@@ -187,7 +181,7 @@ def command_info_cmd(client: Session, args: list[bytes]) -> bytes:
         return _command_root(client, args)
     found: list[Any] = []
     for name in args[2:]:
-        cmd = find_command(name)
+        cmd = command_named(name)
         found.append(None if cmd is None else command_info(cmd))
     return resp.encode(found, client.protocol)
 
@@ -203,7 +197,7 @@ def command_docs_cmd(client: Session, args: list[bytes]) -> bytes:
         for cmd in COMMANDS.values():
             docs[cmd.fullname] = command_docs(cmd)
     for name in names:
-        cmd = find_command(name)
+        cmd = command_named(name)
         if cmd is not None:
             docs[cmd.fullname] = command_docs(cmd)
     return resp.encode(resp.Map(docs), client.protocol)
@@ -235,26 +229,17 @@ def command_list(client: Session, args: list[bytes]) -> bytes:
     return resp.array_of_bulks(c.fullname.encode() for c in selected)
 
 
-def _request_command(request: list[bytes]) -> Command | None:
-    """The command a request names, as the dispatcher finds it (Redis's lookupCommand): a
-    container's subcommand when there is an argument after it, None when that is unknown."""
-    cmd = COMMANDS.get(request[0].decode("utf-8", "replace").lower())
-    if cmd is None or len(request) == 1 or not cmd.subcommands:
-        return cmd
-    return cmd.subcommands.get(request[1].lower())
-
-
-def _keys_of_request(args: list[bytes]) -> tuple[Command, list[int]]:
+def _keys_of_request(client: Session, args: list[bytes]) -> tuple[Command, list[int]]:
     """COMMAND GETKEYS's checks, in Redis's order, and the positions of the keys in the
     request ``args[2:]``."""
     request = args[2:]
-    target = _request_command(request)
-    if target is None:
+    target, found = resolve(client.server.command_table, request)
+    if target is None or found == NO_SUBCOMMAND:
         raise CommandError("ERR Invalid command specified")
     if (target.first_key <= 0 and target.find_keys is None
             or not has_keys(target.fullname)):
         raise CommandError("ERR The command has no key arguments")
-    if not target.min_args <= len(request) <= target.max_args:
+    if found == WRONG_ARITY:
         raise CommandError("ERR Invalid number of arguments specified for command")
     positions = target.key_positions(len(request), request)
     if not positions and "no_mandatory_keys" not in target.flags:
@@ -267,7 +252,7 @@ def _keys_of_request(args: list[bytes]) -> tuple[Command, list[int]]:
          complexity="O(N) where N is the number of arguments to the command",
          syntax="command [arg [arg ...]]")
 def command_getkeys(client: Session, args: list[bytes]) -> bytes:
-    _, positions = _keys_of_request(args)
+    _, positions = _keys_of_request(client, args)
     request = args[2:]
     return resp.array_of_bulks(request[i] for i in positions)
 
@@ -278,7 +263,7 @@ def command_getkeys(client: Session, args: list[bytes]) -> bytes:
          complexity="O(N) where N is the number of arguments to the command",
          syntax="command [arg [arg ...]]")
 def command_getkeysandflags(client: Session, args: list[bytes]) -> bytes:
-    target, positions = _keys_of_request(args)
+    target, positions = _keys_of_request(client, args)
     request = args[2:]
     flags = flags_of_keys(target.fullname, target.is_write, request, len(positions))
     return resp.encode(

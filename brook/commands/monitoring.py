@@ -12,12 +12,13 @@ import time
 from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import parse_int
-from brook.commands.introspection import find_command, help_reply
+from brook.commands.introspection import help_reply
 from brook.commands.registry import (
     COMMANDS,
     Command,
     CommandError,
     command,
+    command_named,
     container,
     latency_index_range,
     subcommand_error,
@@ -206,7 +207,7 @@ def latency_histogram(client: Session, args: list[bytes]) -> bytes:
     if len(args) == 2:
         found = _with_histograms(list(COMMANDS.values()))
     else:
-        named = [cmd for cmd in map(find_command, args[2:]) if cmd is not None]
+        named = [cmd for cmd in map(command_named, args[2:]) if cmd is not None]
         found = {}
         for cmd in named:
             found.update(_with_histograms([cmd]))

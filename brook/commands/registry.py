@@ -314,13 +314,49 @@ def lookup_table() -> dict[bytes, Command]:
     return table
 
 
+# What resolving a request found (Redis's lookupCommand, then its arity check).
+RESOLVED: Final = 0
+NO_COMMAND: Final = 1  # no command of that name
+NO_SUBCOMMAND: Final = 2  # a container without that subcommand (the container is returned)
+WRONG_ARITY: Final = 3  # the command, with too few or too many arguments (or a container alone)
+
+
+def resolve(table: dict[bytes, Command], argv: list[bytes]) -> tuple[Command | None, int]:
+    """The command a request names and whether it may be called with these arguments: the one
+    resolution every caller uses (the socket, scripts, the AOF and the replica's stream, ACL
+    DRYRUN, COMMAND GETKEYS); each caller words the failures its own way, as Redis does."""
+    cmd = table.get(argv[0])
+    if cmd is None:
+        cmd = table.get(argv[0].lower())
+        if cmd is None:
+            return None, NO_COMMAND
+    if cmd.subcommands and len(argv) > 1:
+        sub = cmd.subcommands.get(argv[1].lower())
+        if sub is None:
+            return cmd, NO_SUBCOMMAND
+        cmd = sub
+    if cmd.handler is None or not cmd.min_args <= len(argv) <= cmd.max_args:
+        return cmd, WRONG_ARITY
+    return cmd, RESOLVED
+
+
 def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | None:
-    """The command a request names, its subcommand for a container (Redis's lookupCommand:
-    a container named alone is itself, an unknown subcommand is None)."""
-    cmd = table.get(argv[0]) or table.get(argv[0].lower())
-    if cmd is not None and cmd.subcommands and len(argv) > 1:
-        return cmd.subcommands.get(argv[1].lower())
-    return cmd
+    """The command a request names, whatever its arity (None: unknown, or a container's
+    unknown subcommand, as Redis's lookupCommand)."""
+    cmd, found = resolve(table, argv)
+    return None if found == NO_SUBCOMMAND else cmd
+
+
+def command_named(name: str | bytes) -> Command | None:
+    """A command or subcommand by its full name, ``container|sub`` (case-insensitive), as
+    COMMAND INFO, ACL rules and LATENCY HISTOGRAM name them."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "replace")
+    parent_name, bar, sub_name = name.lower().partition("|")
+    cmd = COMMANDS.get(parent_name)
+    if cmd is None or not bar:
+        return cmd
+    return cmd.subcommands.get(sub_name.encode())
 
 
 # ---------------------------------------------------------------------------------------------

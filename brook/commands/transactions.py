@@ -8,16 +8,14 @@ or SWAPDB marks the client so EXEC returns a null reply.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from brook.acl.users import CHANNEL, COMMAND, KEY
 from brook.commands.registry import CommandError, command
 from brook.keyspace import now_us, snapshot_time
 from brook.persistence.effects import suppress
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.commands.registry import Command
     from brook.session import Session
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
@@ -104,8 +102,8 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
         if client.user.unrestricted:
             replies = [call(client, cmd, request) for cmd, request in queue]
         else:
-            replies = [_acl_refusal(client, cmd, request) or call(client, cmd, request)
-                       for cmd, request in queue]
+            call_queued = server.dispatcher.call_queued
+            replies = [call_queued(client, cmd, request) for cmd, request in queue]
     finally:
         snapshot_time(outer)
         client.in_exec = False
@@ -114,27 +112,6 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
     suppress(client)  # EXEC itself is not persisted: its commands' effects were
     discard_transaction(client)
     return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]
-
-
-_ACL_CHANGED: Final = (
-    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
-    "EXEC call. This command is no longer allowed for the following reason: ")
-_ACL_REASONS: Final = {
-    COMMAND: "no permission to execute the command or subcommand",
-    KEY: "no permission to touch the specified keys",
-    CHANNEL: "no permission to access one of the channels used as arguments",
-}
-
-
-def _acl_refusal(client: Session, cmd: Command, request: list[bytes]) -> bytes | None:
-    """EXEC checks each queued command again: the user's rules may have changed since it was
-    queued (the refused one gets this error in its slot, the others run)."""
-    server = client.server
-    denial = server.acl.check(client.user, cmd, request)
-    if denial is None:
-        return None
-    server.acl_denied(client, cmd, request, denial, "multi")
-    return resp.error(_ACL_CHANGED + _ACL_REASONS[denial.reason])
 
 
 @command(

@@ -24,7 +24,8 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from brook.commands.registry import find_command
+from brook.admission import SCRIPT, SCRIPT_ALLOW_OOM, SCRIPT_READ_ONLY, SCRIPT_WROTE
+from brook.commands.registry import NO_SUBCOMMAND, WRONG_ARITY, find_command, resolve
 from brook.keyspace import now_us, snapshot_time
 from brook.protocol import resp
 from brook.scripting.busy import serve_while_busy
@@ -170,7 +171,8 @@ class Engine:
         """Redis's scriptPrepareForRun: refuse a script whose flags the server's state forbids
         (``flags`` None: an EVAL script without a shebang, Redis's compatibility mode), by
         the dispatcher's checks."""
-        refusal = self.server.dispatcher.script_refusal(caller, flags, read_only_command)
+        refusal = self.server.dispatcher.admission.script_start_refusal(caller, flags,
+                                                                        read_only_command)
         if refusal is not None:
             raise ScriptError(refusal)
         read_only = read_only_command or (flags is not None and NO_WRITES in flags)
@@ -306,29 +308,19 @@ class Engine:
         return interpreter.reader.to_lua(reply)
 
     def _refusal(self, run: ScriptRun, argv: list[bytes]) -> Command | bytes:
-        """The command to run, or why it may not run from this script (scriptCall's checks)."""
-        server = self.server
-        cmd = find_command(server.command_table, argv)
-        if cmd is None:
+        """The command to run, or why it may not run from this script: the resolution's
+        failures worded as scriptCall words them, then admission's SCRIPT lane."""
+        cmd, found = resolve(self.server.command_table, argv)
+        if cmd is None or found == NO_SUBCOMMAND:
             return self._rejected(None, b"Unknown Redis command called from script")
-        if not cmd.min_args <= len(argv) <= cmd.max_args or cmd.handler is None:
+        if found == WRONG_ARITY:
             return self._rejected(cmd, b"Wrong number of args calling Redis command from script")
-        if "noscript" in cmd.flags and not self.deny_script_disabled:
-            return self._rejected(cmd, b"This Redis command is not allowed from script")
-        dispatcher = server.dispatcher
-        if "stale" not in cmd.flags and dispatcher.stale():
-            return self._rejected(cmd, b"Can not execute the command on a stale replica")
-        user = run.caller.user
-        if not user.unrestricted:
-            denial = server.acl.check(user, cmd, argv)
-            if denial is not None:
-                message = server.acl_denied(run.caller, cmd, argv, denial, "lua")
-                return self._rejected(cmd, b"ACL failure in script: "
-                                      + message.removeprefix("NOPERM ").encode())
-        refusal = dispatcher.script_command_refusal(run.caller, cmd, run.read_only,
-                                                    run.write_dirty, run.allow_oom)
+        state = ((SCRIPT_READ_ONLY if run.read_only else 0)
+                 | (SCRIPT_WROTE if run.write_dirty else 0)
+                 | (SCRIPT_ALLOW_OOM if run.allow_oom else 0))
+        refusal = self.server.dispatcher.admission.refusal(run.caller, cmd, argv, SCRIPT, state)
         if refusal is not None:
-            return self._rejected(cmd, b"-" + refusal.encode())
+            return self._rejected(cmd, b"-" + refusal.encode("utf-8", "surrogateescape"))
         return cmd
 
     def _rejected(self, cmd: Command | None, message: bytes) -> bytes:
