@@ -272,10 +272,7 @@ class Dispatcher:
                    else self.admission.refusal(session, cmd, args, TOPLEVEL))
         if message is not None:
             return self._reject(session, message, cmd)
-        if session.in_multi and (cmd.parent or cmd).name not in _MULTI_IMMEDIATE:
-            session.multi_queue.append((cmd, args))
-            session.multi_bytes += sum(map(len, args))
-            session.last_cmd = cmd
+        if session.in_multi and self._queue(session, cmd, args):
             return self._apply_reply_mode(session, resp.QUEUED)
         server = self.server
         outer, server.current_client = server.current_client, session
@@ -300,6 +297,46 @@ class Dispatcher:
             pushes = session.take_postponed()
             return Pushed(pushes) if reply is None else reply + pushes
         return reply
+
+    @staticmethod
+    def _queue(session: Session, cmd: Command, args: list[bytes]) -> bool:
+        """Inside MULTI: queue the command for EXEC, unless it is one MULTI runs at once."""
+        if (cmd.parent or cmd).name in _MULTI_IMMEDIATE:
+            return False
+        session.multi_queue.append((cmd, args))
+        session.multi_bytes += sum(map(len, args))
+        session.last_cmd = cmd
+        return True
+
+    # -- replaying the AOF or a master's stream ---------------------------------------------
+
+    def replay(self, session: Session, args: list[bytes]) -> int:
+        """Apply a request of the AOF or of a master's replication stream on ``session`` (a
+        ``replaying`` one): resolved, never refused (what was written there already ran),
+        queued inside MULTI as a client's request is, its reply discarded. Returns the
+        resolution (:data:`~brook.commands.registry.RESOLVED` when it ran; the caller words a
+        failure). A bug raises: starting from a diverged dataset would be worse."""
+        cmd, found = resolve(self.table, args)
+        if found:
+            return found
+        assert cmd is not None
+        if session.in_multi and self._queue(session, cmd, args):
+            return found
+        shortcut = cmd.replay_shortcut
+        applied = False
+        if shortcut is not None and not session.in_multi:
+            try:
+                applied = shortcut(session, args)
+            except CommandError:
+                applied = False  # it changed nothing: the handler answers it
+        if applied:
+            if self.server.propagating:  # a replica's own AOF, as the handler's run would
+                self.persist(session, args)
+        else:
+            self.call(session, cmd, args)
+        session.out.clear()
+        session.effects = None
+        return found
 
     def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
         """Refuse a request: inside MULTI the transaction will abort; a refused EXEC discards
@@ -420,7 +457,11 @@ class Dispatcher:
         if not server.propagating:
             return
         if effects is None:
-            if replied:
+            encoded = session.encoded_effect
+            if encoded is not None:
+                session.encoded_effect = None
+                server.effect_log.feed_encoded(session.db.index, encoded)
+            elif replied:
                 server.effect_log.feed(session.db.index, (request,))
         elif effects:
             server.effect_log.feed(session.db.index, effects)

@@ -106,6 +106,8 @@ class Session:
         self.output_full = False
         # What the running command persists instead of its request (brook.persistence.effects).
         self.effects: list[list[bytes]] | None = None
+        # Or its one effect, already encoded by a hot path (XADD *: see aof.encode_xadd).
+        self.encoded_effect: bytes | None = None
         # Client-side caching (brook.tracking): CLIENT TRACKING's mode and options, the client
         # its invalidations go to (0: itself), its BCAST prefixes, and CLIENT CACHING's answer
         # for the next command (Redis's CLIENT_TRACKING* flags).

@@ -494,6 +494,36 @@ def test_waitaof_counts_what_is_fsynced(kind: str, tmp_path: Path) -> None:
         master_process.stop()
 
 
+def test_a_replica_s_own_aof_holds_what_its_master_sent(kind: str, tmp_path: Path) -> None:
+    """A replica with the AOF on persists its master's stream, so it restarts with the data:
+    stream entries with explicit IDs (how a master propagates XADD, replayed through the
+    replay lane's shortcut) and transactions included."""
+    (tmp_path / "master").mkdir()
+    (tmp_path / "replica").mkdir()
+    aof = ("--appendonly", "yes", "--appendfsync", "always")
+    master_process = start(kind, tmp_path / "master")
+    replica_process = start(kind, tmp_path / "replica", *aof)
+    try:
+        master, replica = master_process.client(), replica_process.client()
+        replica.execute_command("REPLICAOF", "127.0.0.1", master_process.port)
+        wait_until(lambda: synced(master, replica))
+        master.xadd("s", {"f": "v"}, id="1-1")
+        automatic = master.xadd("s", {"g": "w"})
+        transaction = master.pipeline()
+        transaction.set("k", "1").incr("k").rpush("l", "a", "b")
+        transaction.execute()
+        wait_until(lambda: synced(master, replica) and replica.exists("l"))
+        replica_process.stop()
+        replica_process = start(kind, tmp_path / "replica", *aof)
+        replica = replica_process.client()
+        assert [entry_id for entry_id, _ in replica.xrange("s")] == [b"1-1", automatic]
+        assert replica.get("k") == b"2"
+        assert replica.lrange("l", 0, -1) == [b"a", b"b"]
+    finally:
+        replica_process.stop()
+        master_process.stop()
+
+
 def test_a_replica_authenticates_with_masterauth(kind: str, tmp_path: Path) -> None:
     (tmp_path / "master").mkdir()
     (tmp_path / "replica").mkdir()

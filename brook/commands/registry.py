@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 # None: the command parked its client (brook.blocking), or replied to nobody.
 Handler = Callable[["Session", list[bytes]], bytes | None]
+ReplayShortcut = Callable[["Session", list[bytes]], bool]
 
 
 class CommandError(Exception):
@@ -138,6 +139,7 @@ class Command:
         "find_keys",
         "key_keyword",
         "key_flags",
+        "replay_shortcut",
     )
 
     def __init__(
@@ -198,6 +200,10 @@ class Command:
         # Its key spec's flags when not the RW/RO default: ("not_key",) for the sharded Pub/Sub
         # commands, whose "keys" are channels (cluster slots, never keys of the keyspace).
         self.key_flags: tuple[str, ...] | None = None
+        # What replaying the AOF or a master's stream may run instead of the handler for the
+        # requests such files hold by the million (XADD with an explicit ID): True when it
+        # applied the request, False when it changed nothing and the handler must run.
+        self.replay_shortcut: Callable[[Session, list[bytes]], bool] | None = None
 
     def key_positions(self, argc: int, args: list[bytes] | None = None) -> list[int]:
         """Indices of the key arguments in a request of ``argc`` arguments (movablekeys
@@ -302,6 +308,16 @@ def _add(
         )
         COMMANDS[name] = cmd
     return cmd
+
+
+def replay_shortcut(name: str) -> Callable[[ReplayShortcut], ReplayShortcut]:
+    """Declare ``name``'s replay shortcut (see :attr:`Command.replay_shortcut`)."""
+
+    def register(shortcut: ReplayShortcut) -> ReplayShortcut:
+        COMMANDS[name].replay_shortcut = shortcut
+        return shortcut
+
+    return register
 
 
 def lookup_table() -> dict[bytes, Command]:

@@ -1,9 +1,9 @@
 """Replaying an append-only file into the keyspace at start-up.
 
 The file is read in large chunks and parsed with hiredis; each command runs through the
-dispatcher (:meth:`brook.dispatch.Dispatcher.call`) on a session that is never connected, as
-Redis's fake AOF client does. MULTI ... EXEC blocks are
-buffered and applied together, so a transaction cut by a crash is dropped whole.
+dispatcher's replay lane (:meth:`brook.dispatch.Dispatcher.replay`) on a session that is never
+connected, as Redis's fake AOF client does. MULTI ... EXEC blocks are queued on that session as
+a client's are and applied together by EXEC, so a transaction cut by a crash is dropped whole.
 
 A file that ends inside a command (a crash mid-write) is loaded up to the last complete command
 and, with ``aof-load-truncated yes``, truncated there with a warning. Anything else that is not
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 import hiredis
 
-from brook.commands.registry import Command, CommandError
-from brook.commands.streams import append_explicit
+from brook.commands.registry import WRONG_ARITY, find_command
+from brook.commands.transactions import discard_transaction
 from brook.persistence.aof import encoded_size
 from brook.protocol.requests import is_request, parse_strict_int
 from brook.session import Session
@@ -36,7 +36,6 @@ __all__ = ["AofError", "LoadResult", "apply_master_stream", "load_file", "valid_
 # Bytes fed to hiredis at a time: it moves its unread buffer after every reply it returns,
 # which with 1 MiB feeds was two thirds of replaying an AOF of XADDs.
 _CHUNK: Final = 1 << 14
-_XADD: Final = (b"XADD", b"xadd")  # the AOF's spelling, and the usual one of clients
 _YIELD_EVERY: Final = 0.05  # seconds of loading between turns of the event loop
 _PROGRESS_EVERY: Final = 2.0  # seconds between progress lines in the log
 
@@ -130,7 +129,8 @@ def _length_line(data: bytes, pos: int) -> tuple[int | None, int]:
 
 
 class Replayer:
-    """Runs the file's commands on a detached session."""
+    """Applies a file's (or a master's) requests on a detached session, through the
+    dispatcher's replay lane; words what it cannot apply as Redis's loader does."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -138,75 +138,36 @@ class Replayer:
         self.client = Session(server)
         self.client.authenticated = True
         self.client.replaying = True
-        self.table = server.command_table
-        self.transaction: list[tuple[Command, list[bytes]]] | None = None
-        self.multi_at = 0  # index of the command that opened ``transaction``
+        self.multi_at = 0  # index of the command that opened the session's MULTI
 
-    def resolve(self, argv: list[bytes]) -> Command:
-        cmd = self.table.get(argv[0]) or self.table.get(argv[0].lower())
-        if cmd is None:
-            name = argv[0].decode("utf-8", "replace")
-            raise AofError(f"Unknown command '{name}' reading the append only file")
-        if cmd.subcommands and len(argv) >= 2:
-            sub = cmd.subcommands.get(argv[1].lower())
-            if sub is not None:
-                cmd = sub
-        if cmd.handler is None or not cmd.min_args <= len(argv) <= cmd.max_args:
-            raise AofError(
-                f"Wrong number of arguments for '{cmd.fullname}' reading the append only file"
-            )
-        return cmd
+    @property
+    def in_transaction(self) -> bool:
+        """Inside MULTI ... EXEC (a file that ends here was cut by a crash)."""
+        return self.client.in_multi
+
+    def reset(self) -> None:
+        """Forget a transaction left open (a new master stream starts)."""
+        discard_transaction(self.client)
 
     def run(self, argv: list[bytes], index: int) -> None:
-        """Run the ``index``-th command of the file (0-based)."""
-        if (self.transaction is None and len(argv) >= 5 and len(argv) & 1
-                and argv[0] in _XADD and self._xadd(argv)):
-            return
-        name = argv[0].lower()
-        if name == b"multi":
-            self.transaction = []
-            self.multi_at = index
-            return
-        if name == b"exec":
-            queued = self.transaction or []
-            self.transaction = None
-            for cmd, args in queued:
-                self._call(cmd, args)
-            return
-        cmd = self.resolve(argv)
-        if self.transaction is not None:
-            self.transaction.append((cmd, argv))
-        else:
-            self._call(cmd, argv)
-
-    def _xadd(self, argv: list[bytes]) -> bool:
-        """An XADD with a plain explicit ID, what a stream's AOF is made of: run by the
-        handler's fast path directly, without the resolution, the dispatcher and the reply
-        around it (4,000 instructions of a replayed XADD), whose statistics, MONITOR feed and
-        persistence a replayed command skips anyway. False, having changed nothing, when it
-        does not apply: the general path then runs it, with its replies and error counts."""
+        """Apply the ``index``-th request of the file (0-based)."""
         client = self.client
+        opened = not client.in_multi
         try:
-            done = append_explicit(client, argv) >= 0
-        except CommandError:
-            return False
+            found = self.dispatcher.replay(client, argv)
         except Exception as err:
-            raise AofError(f"Error replaying 'xadd' from the append only file: {err!r}") from err
-        client.out.clear()
-        client.effects = None
-        return done
-
-    def _call(self, cmd: Command, argv: list[bytes]) -> None:
-        """A failed command changed nothing, as when it first ran; a bug stops the load
-        (starting with a diverged dataset would be worse)."""
-        client = self.client
-        try:
-            self.dispatcher.call(client, cmd, argv)
-        except Exception as err:
-            raise AofError(f"Error replaying '{cmd.fullname}' from the append only file: "
+            name = argv[0].decode("utf-8", "replace").lower()
+            raise AofError(f"Error replaying '{name}' from the append only file: "
                            f"{err!r}") from err
-        client.out.clear()
-        client.effects = None
+        if found == WRONG_ARITY:
+            cmd = find_command(self.server.command_table, argv)
+            raise AofError(f"Wrong number of arguments for '{cmd.fullname if cmd else ''}' "
+                           "reading the append only file")
+        if found:
+            name = argv[0].decode("utf-8", "replace")
+            raise AofError(f"Unknown command '{name}' reading the append only file")
+        if opened and client.in_multi:
+            self.multi_at = index
 
 
 async def load_file(server: Server, path: str, truncate_ok: bool,
@@ -261,14 +222,14 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
             _commands, valid, reason = valid_prefix(handle.read())
         if reason is not None:
             raise AofError(_bad_format(path, valid, reason))
-    if reader.has_data() or replayer.transaction is not None:
+    if reader.has_data() or replayer.in_transaction:
         # The file ends inside a command, or inside MULTI ... EXEC: keep the complete prefix.
         with open(path, "rb") as handle:
             data = handle.read()
         commands, valid, reason = valid_prefix(data)
         if reason not in (None, "truncated"):
             raise AofError(_bad_format(path, valid))
-        if replayer.transaction is not None:  # drop the open MULTI and what follows it
+        if replayer.in_transaction:  # drop the open MULTI and what follows it
             valid = valid_prefix(data, replayer.multi_at)[1]
         if not truncate_ok:
             raise AofError(

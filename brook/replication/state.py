@@ -393,7 +393,7 @@ class Replication:
         self.forked_sync_offset = None  # a snapshot being written is of the old dataset
         if self.replayer is not None:
             self.replayer.client.db = self.server.keyspace[0]
-            self.replayer.transaction = None
+            self.replayer.reset()
 
     def clear_id2(self) -> None:
         self.replid2 = NO_ID
