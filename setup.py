@@ -22,9 +22,11 @@ COMPILED = [
     "brook/connection.py",
     "brook/session.py",
     "brook/dispatch.py",
+    "brook/admission.py",
     "brook/commands/registry.py",
     "brook/protocol/resp.py",
     "brook/protocol/requests.py",
+    "brook/protocol/framing.py",
     "brook/server.py",
     "brook/config.py",
     # what a command touches

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import re
 import socket
 import time
 from typing import TYPE_CHECKING
@@ -24,6 +23,12 @@ import hiredis
 
 from brook.dispatch import REPLY_BUDGET
 from brook.protocol import resp
+from brook.protocol.framing import (
+    FramedGets,
+    dangerous_header,
+    ends_at_request,
+    may_hold_other_elements,
+)
 from brook.protocol.requests import ProtocolError, RequestParser
 from brook.session import Session
 
@@ -173,7 +178,7 @@ class Client(Session, asyncio.Protocol):
         server = self.server
         server.net_input_bytes += len(data)
         self.last_interaction = time.time()
-        if self.slow or data[0] != 0x2A or _giant_header(data) is not None:
+        if self.slow or data[0] != 0x2A or dangerous_header(data) is not None:
             # A special client state, an inline command, or a multibulk count of a million or
             # more (hiredis would preallocate that list and take seconds to free it).
             self._data_received_slow(data)
@@ -181,14 +186,13 @@ class Client(Session, asyncio.Protocol):
         reader = self.reader
         reader.feed(data)
         next_request = reader.gets
-        # An int membership test is one memchr: "+", "=", "(", "~", "%", ">".
-        if 43 in data or 61 in data or 40 in data or 126 in data or 37 in data or 62 in data:
+        if may_hold_other_elements(data):
             # hiredis might take such a line for a request's string although it is no bulk
             # string, or for a request although it is no array, wherever it stands: after a
             # line, or after a bulk whose declared length missed its CRLF (hiredis, like Redis,
             # skips the two bytes after a bulk unchecked). Each request is checked against the
             # bytes before it runs.
-            next_request = _Framed(data, next_request)  # type: ignore[assignment]
+            next_request = FramedGets(data, next_request)  # type: ignore[assignment]
         completed, arguments, _last, malformed = self.dispatcher.run_batch(self, next_request)
         if server.config.maxmemory:  # what the read may have stored, until the next reading
             server.memory.charge(len(data) + 48 * arguments)
@@ -210,22 +214,10 @@ class Client(Session, asyncio.Protocol):
             self.flush()
             self._continue_after_output()
             return
-        if (
-            # Did the read end exactly after the last complete request? hiredis keeps no
-            # visible trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n")
-            # or inside a header ("*"). A read that ends with CRLF and holds exactly one line
-            # feed per request header and two per argument (each line's CRLF) has no cut
-            # request: a cut one ending in CRLF adds its own header's. Line feeds inside values
-            # also add some: then the slower check that the requests, encoded again, make up
-            # the whole read decides (hiredis may hold a cut request whose nested elements it
-            # has already taken). Counting one byte is several times cheaper than CRLFs.
-            reader.has_data()
-            or (
-                not data.endswith(b"\r\n")
-                or data.count(b"\n") != completed + 2 * arguments
-            )
-            and not _exactly_requests(data, completed)
-        ):
+        # Did the read end exactly after the last complete request? hiredis keeps no visible
+        # trace of a request cut at an element boundary ("*2\r\n$3\r\nGET\r\n") or inside a
+        # header ("*").
+        if reader.has_data() or not ends_at_request(data, completed, arguments):
             # The exact parser takes over from the cut request's start.
             self._reparse_after(data, completed)
             return
@@ -364,30 +356,6 @@ class Client(Session, asyncio.Protocol):
 # A multibulk count of a million or more: hiredis would preallocate that list and take seconds
 # to free it, so such a read goes to the exact parser. (A loop of bytes.find calls from each "*"
 # cost the compiled build six times what this search does.)
-_giant_header = re.compile(rb"\*\d{7}").search
-# A line that hiredis reads as a string although Redis accepts only bulk strings in a request
-# ("+", "(", "=" elements), or as a request although Redis reads only "*" arrays ("~" sets,
-# "%" maps, ">" pushes). The single-byte tests in front of it find most reads free of those
-# bytes at memchr speed; a read with such a line has its requests checked one by one
-# (_Framed). Every other element type fails the dispatcher's byte-string check.
-def _exactly_requests(data: bytes, count: int) -> bool:
-    """Whether ``data`` is exactly ``count`` requests encoded as clients encode them."""
-    if not count:
-        return False
-    reader = hiredis.Reader()
-    reader.feed(data)
-    total = 0
-    for _ in range(count):
-        request = reader.gets()
-        if type(request) is not list:
-            return False
-        try:
-            total += len(_pack(tuple(request)))
-        except TypeError:
-            return False
-    return total == len(data)
-
-
 def _format_address(address: object) -> str:
     """``ip:port`` as Redis prints it: IPv6 hosts in brackets, unix sockets as ``path:0``."""
     if isinstance(address, tuple) and len(address) >= 2:
@@ -408,35 +376,6 @@ def is_loopback(peer: object) -> bool:
         return ipaddress.ip_address(peer[0]).is_loopback
     except ValueError:
         return False
-
-
-class _Framed:
-    """``Reader.gets`` for a read that may hold a request hiredis accepts and Redis does not:
-    each request is encoded again as a client encodes it (``hiredis.pack_command``, in C) and
-    compared with the bytes it came from before it is handed over; a mismatch raises, which
-    stops the batch before that request runs."""
-
-    __slots__ = ("data", "gets", "position")
-
-    def __init__(self, data: bytes, gets: object) -> None:
-        self.data = data
-        self.gets = gets
-        self.position = 0
-
-    def __call__(self) -> object:
-        request = self.gets()  # type: ignore[operator]
-        if request is False:
-            return request
-        if type(request) is not list:  # a map, a push, a null array
-            raise ProtocolError("not an array")
-        encoded = _pack(tuple(request))  # TypeError for an element that is not bytes
-        if not self.data.startswith(encoded, self.position):
-            raise ProtocolError("not framed as bulk strings")
-        self.position += len(encoded)
-        return request
-
-
-_pack = hiredis.pack_command
 
 
 def _keep_alive(sock: socket.socket, interval: int) -> None:

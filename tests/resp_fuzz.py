@@ -642,7 +642,7 @@ FINDINGS = (
             "rejects it (Protocol error: expected '$') and runs nothing",
             (b"*3\r\n$3\r\nSET\r\n$2\r\nk\r\n$+v\r\n",),
             "brook/connection.py _other_line_type (only a type byte right after LF sends the read "
-            "through _Framed)"),
+            "through framing.FramedGets)"),
     Finding("F6 INCR/DECR of a string of more than 4,300 digits answers 'ERR internal error in "
             "'incr': ValueError' (Python's int() string limit); Redis: 'value is not an integer "
             "or out of range'",

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brook.connection import _giant_header
+from brook.protocol.framing import dangerous_header
 from brook.protocol.requests import ProtocolError, RequestParser, split_inline_args
 from tests.conftest import RawConnection
 
@@ -111,7 +111,7 @@ def test_giant_header_finds_a_star_and_seven_digits(pieces):
     data = b"".join(pieces)
     expected = any(data[i:i + 1] == b"*" and data[i + 1:i + 8].isdigit() and len(data) >= i + 8
                    for i in range(len(data)))
-    assert (_giant_header(data) is not None) == expected
+    assert (dangerous_header(data) is not None) == expected
 
 
 # -- protocol errors ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from brook.persistence.loader import valid_prefix
+from brook.protocol.framing import valid_prefix
 
 __all__ = ["check", "main", "main_exit"]
 

@@ -25,13 +25,14 @@ import hiredis
 from brook.commands.registry import WRONG_ARITY, find_command
 from brook.commands.transactions import discard_transaction
 from brook.persistence.aof import encoded_size
-from brook.protocol.requests import is_request, parse_strict_int
+from brook.protocol.framing import line_feeds_of, valid_prefix
+from brook.protocol.requests import ProtocolError, is_request
 from brook.session import Session
 
 if TYPE_CHECKING:
     from brook.server import Server
 
-__all__ = ["AofError", "LoadResult", "apply_master_stream", "load_file", "valid_prefix"]
+__all__ = ["AofError", "LoadResult", "apply_master_stream", "load_file"]
 
 # Bytes fed to hiredis at a time: it moves its unread buffer after every reply it returns,
 # which with 1 MiB feeds was two thirds of replaying an AOF of XADDs.
@@ -53,8 +54,10 @@ class LoadResult:
         self.seconds = 0.0
 
 
-def apply_master_stream(replayer: Replayer, reader: hiredis.Reader, acks: list[int]) -> int:
-    """Run the complete commands ``reader`` holds of a master's replication stream; returns
+def apply_master_stream(replayer: Replayer, next_request: Callable[[], object],
+                        acks: list[int]) -> int:
+    """Run the complete commands ``next_request`` (a hiredis reader's ``gets``, framed by
+    :mod:`brook.protocol.framing`) returns of a master's replication stream; returns
     the bytes they took (the replica's offset moves by them). Where a ``REPLCONF GETACK``
     was, the bytes before it go to ``acks``: the replica answers with its offset there, not
     counting the GETACK, as Redis. PING is only counted. A command that fails is logged (the
@@ -62,7 +65,10 @@ def apply_master_stream(replayer: Replayer, reader: hiredis.Reader, acks: list[i
     applies its master's writes at AOF-replay cost."""
     used = 0
     while True:
-        argv = reader.gets()
+        try:
+            argv = next_request()
+        except ProtocolError as framing_error:  # (a name of its own: see test_compiled_source)
+            raise AofError(f"Bad protocol from MASTER: {framing_error}") from framing_error
         if argv is False:
             return used
         if not argv or not is_request(argv):
@@ -79,53 +85,6 @@ def apply_master_stream(replayer: Replayer, reader: hiredis.Reader, acks: list[i
                 replayer.server.log("warning", "== CRITICAL == This replica failed to apply a "
                                                f"command from its master: {err}")
         used += size
-
-
-def valid_prefix(data: bytes, limit: int = -1, start: int = 0) -> tuple[int, int, str | None]:
-    """Scan ``data`` as RESP arrays of bulk strings: (commands, bytes) of its longest complete
-    prefix, and the reason it stops there (None at a clean end, ``"truncated"`` when the data
-    ends inside a command, otherwise a description of the corruption). With ``limit`` the scan
-    stops after that many commands; ``start`` is where the scan begins (offsets stay absolute)."""
-    pos = start
-    end = len(data)
-    commands = 0
-    while pos < end and commands != limit:
-        start = pos
-        if data[pos] != 0x2A:  # '*'
-            return commands, start, f"expected '*', got {data[pos:pos + 1]!r}"
-        count, newline = _length_line(data, pos)
-        if newline < 0:
-            return commands, start, "truncated"
-        if count is None or count < 1:
-            return commands, start, "invalid array length"
-        pos = newline + 2
-        for _ in range(count):
-            if pos >= end:
-                return commands, start, "truncated"
-            if data[pos] != 0x24:  # '$'
-                return commands, start, f"expected '$', got {data[pos:pos + 1]!r}"
-            size, newline = _length_line(data, pos)
-            if newline < 0:
-                return commands, start, "truncated"
-            if size is None or size < 0:
-                return commands, start, "invalid bulk length"
-            pos = newline + 2 + size
-            if pos + 2 > end:
-                return commands, start, "truncated"
-            if data[pos:pos + 2] != b"\r\n":
-                return commands, start, "bulk string not terminated by CRLF"
-            pos += 2
-        commands += 1
-    return commands, pos, None
-
-
-def _length_line(data: bytes, pos: int) -> tuple[int | None, int]:
-    """The number of the ``*n`` / ``$n`` line at ``pos`` (None when it is not one, read
-    strictly as the request parser reads it) and where the line ends (-1: no CRLF yet)."""
-    newline = data.find(b"\r\n", pos)
-    if newline < 0:
-        return None, -1
-    return parse_strict_int(data[pos + 1:newline]), newline
 
 
 class Replayer:
@@ -180,12 +139,11 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
     reader = hiredis.Reader()
     last_yield = last_progress = started
     complete = 0  # commands parsed completely
-    # hiredis also accepts simple strings ("+x") where bulk strings belong: a file of bulk
-    # strings only has exactly one CRLF per array header and two per argument (unless values
-    # hold CRLFs), so the counts, kept at C speed, decide whether an exact scan must judge.
+    # hiredis also accepts simple strings ("+x") where bulk strings belong: the file's line
+    # feeds, counted at C speed, are those of its requests (framing.line_feeds_of) unless
+    # values hold some or an element is no bulk string; then the exact scan judges.
     arguments = 0
-    crlfs = 0
-    previous_last = 0  # the last byte of the previous chunk (a CRLF may straddle chunks)
+    line_feeds = 0
     with open(path, "rb") as handle:
         while True:
             chunk = handle.read(_CHUNK)
@@ -193,8 +151,7 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
                 break
             reader.feed(chunk)
             result.loaded_bytes += len(chunk)
-            crlfs += chunk.count(b"\r\n") + (previous_last == 0x0D and chunk[0] == 0x0A)
-            previous_last = chunk[-1]
+            line_feeds += chunk.count(b"\n")
             while True:
                 try:
                     argv = reader.gets()
@@ -217,7 +174,7 @@ async def load_file(server: Server, path: str, truncate_ok: bool,
                 await asyncio.sleep(0)
                 last_yield = time.monotonic()
     result.commands = complete
-    if not reader.has_data() and crlfs != complete + 2 * arguments:
+    if not reader.has_data() and line_feeds != line_feeds_of(complete, arguments):
         with open(path, "rb") as handle:
             _commands, valid, reason = valid_prefix(handle.read())
         if reason is not None:

@@ -27,6 +27,7 @@ from brook import keyspace as keyspace_module
 from brook.persistence.aof import encode_command
 from brook.persistence.loader import AofError, Replayer, apply_master_stream
 from brook.persistence.snapshot import SnapshotError, load_snapshot
+from brook.protocol.framing import FramedGets, may_hold_other_elements
 
 if TYPE_CHECKING:
     from brook.server import Server
@@ -285,8 +286,11 @@ class MasterLink:
             parser.feed(data)
             pending += data
             keyspace_module.pause_expiry(True)  # the master decides what expires
+            next_request = parser.gets
+            if may_hold_other_elements(pending):
+                next_request = FramedGets(pending, next_request)
             try:
-                used = apply_master_stream(replayer, parser, acks)
+                used = apply_master_stream(replayer, next_request, acks)
             except (hiredis.ProtocolError, AofError) as err:
                 raise LinkError(f"Bad protocol from MASTER: {err}") from err
             finally:
