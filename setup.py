@@ -43,6 +43,7 @@ COMPILED = [
     "brook/commands/streams.py",
     "brook/commands/stream_args.py",
     "brook/types/stream.py",
+    "brook/types/stream_node.py",
     "brook/types/lpsize.py",
     "brook/types/idmp.py",
     "brook/commands/stream_groups.py",

@@ -147,3 +147,12 @@ def test_commands_and_types_use_no_connection_at_run_time() -> None:
                               "brook.pubsub", "brook.notify", "brook.keyspace")):
             assert "brook.connection" not in runtime, module
             assert "brook.server" not in runtime, module
+
+
+def test_the_stream_node_codec_is_below_the_stream() -> None:
+    """brook.types.stream_node (one macro node and its sealed blob) is what the container,
+    brook.types.stream, is built on: it imports neither the container nor what only the
+    container needs, not even for type checking."""
+    runtime, typing_only, _late = GRAPH["brook.types.stream_node"]
+    above = ("brook.types.stream", "brook.types.groups", "brook.types.idmp", "brook.keyspace")
+    assert not (runtime | typing_only) & set(above)

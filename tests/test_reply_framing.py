@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import hiredis
 import pytest
 
-from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
+from brook.types.stream import MAX_ID, Stream, format_id
+from brook.types.stream_node import encode_entry
 from tests.conftest import RawConnection, _reset, encode_request, reply_end
 
 FRAME_LIKE = [b"*-1\r\n", b"a*-1\r\nb", b"_\r\n", b"$-1\r\n", b"%1\r\n", b">3\r\n", b"\r\n",

@@ -1,4 +1,5 @@
-"""Unit tests of the pure stream structure (brook/types/stream.py): no server involved.
+"""Unit tests of the pure stream structure (brook/types/stream.py and its node codec,
+brook/types/stream_node.py): no server involved.
 
 The model-based test drives a Stream with tiny node limits, so that sealing, SAMEFIELDS and
 "odd" entries, tombstone compaction and node drops all happen, against a plain dict.
@@ -20,7 +21,7 @@ from brook.commands.stream_args import (
     parse_strict_id,
     read_plain_id,
 )
-from brook.types import stream as stream_module
+from brook.types import stream_node
 from brook.types.stream import MAX_ID, Stream, format_id, id_parts, make_id
 from tests.conftest import native_module
 
@@ -148,7 +149,7 @@ class StreamMachine(RuleBasedStateMachine):
             expected = expected[:count]
         assert self.s.range(start, end, count, reverse) == expected
         # The read commands' path: cached RESP encodings, built per node.
-        encoded = [stream_module.encode_entry(i, f) for i, f in expected]
+        encoded = [stream_node.encode_entry(i, f) for i, f in expected]
         for split in (False, True):
             n, pieces = self.s.range_resp(start, end, count, reverse, split)
             assert (n, b"".join(pieces)) == (len(encoded), b"".join(encoded))
@@ -165,7 +166,7 @@ class StreamMachine(RuleBasedStateMachine):
         ids, pieces = self.s.read_resp(start, count, extra, nextra)
         assert ids == [i for i, _ in expected]
         assert b"".join(pieces) == b"".join(
-            stream_module.encode_entry(i, f, extra, nextra) for i, f in expected)
+            stream_node.encode_entry(i, f, extra, nextra) for i, f in expected)
 
     @rule(data=st.data())
     def get(self, data: st.DataObject) -> None:
@@ -186,8 +187,8 @@ class StreamMachine(RuleBasedStateMachine):
 
     @rule()
     def evict_decode_cache(self) -> None:
-        stream_module._CACHE.clear()
-        stream_module._RESP_CACHE.clear()
+        stream_node.DECODE_CACHE.clear()
+        stream_node.RESP_CACHE.clear()
 
     @rule()
     def copy(self) -> None:
@@ -264,7 +265,7 @@ def test_samefields_and_odd_entries_round_trip() -> None:
     for i, row in enumerate(rows):
         s.append(make_id(5, i), row)
     assert s._tail is None  # sealed
-    stream_module._CACHE.clear()
+    stream_node.DECODE_CACHE.clear()
     assert [fields for _, fields in s.range(0, MAX_ID)] == rows
     node = s._nodes[0]
     # Only the odd entries' names are stored: the master names appear once in the blob.
@@ -306,7 +307,7 @@ def test_tombstones_are_compacted() -> None:
     assert node.count == 100 and node.dead.bit_count() == 50  # half: kept as tombstones
     s.delete(ids[41])  # now most entries are tombstones: re-sealed without them
     assert node.count == node.live == 49 and node.dead == 0
-    stream_module._CACHE.clear()
+    stream_node.DECODE_CACHE.clear()
     assert [i for i, _ in s.range(0, MAX_ID)] == ids[43:60:2] + ids[60:]
     assert s.first_id() == ids[43]
     s.delete(ids[50])
@@ -393,7 +394,7 @@ def test_memory_and_speed() -> None:
     for entry_id, row in zip(ids, rows, strict=True):
         s.append(entry_id, row)
     t1 = time.perf_counter()
-    stream_module._CACHE.clear()
+    stream_node.DECODE_CACHE.clear()
     everything = s.range(0, MAX_ID)
     t2 = time.perf_counter()
     batches = 0
@@ -416,7 +417,7 @@ def test_encoded_tail_follows_appends() -> None:
     for i in range(1, 8):
         s.append(make_id(1, i), [b"f", b"%d" % i])
         n, pieces = s.range_resp(0, MAX_ID, i)
-        expected = [stream_module.encode_entry(make_id(1, j), [b"f", b"%d" % j])
+        expected = [stream_node.encode_entry(make_id(1, j), [b"f", b"%d" % j])
                     for j in range(1, i + 1)]
         assert (n, b"".join(pieces)) == (i, b"".join(expected))
 
@@ -449,7 +450,7 @@ def test_the_c_sealer_matches_its_python_twin(
             ids.append(make_id(ms, seq))
             rows.append(None if deleted and rows else list(row))
     names = list(entries[0][1][0::2])
-    expected = stream_module._seal_blob(ids[0], names, ids, rows)
+    expected = stream_node._seal_blob(ids[0], names, ids, rows)
     assert seal_node(ids[0], names, ids, rows) == expected
 
 
@@ -472,7 +473,7 @@ def test_the_c_node_encoder_matches_its_python_twin(first_ms: int,
             s.append(make_id(ms, seq), list(row))
     node = s._nodes[0]
     s._seal(node)
-    _ids, packed = stream_module._pack_sealed_resp(node)
+    _ids, packed = stream_node._pack_sealed_resp(node)
     body, offsets, ms_list, seqs = pack_node(node.blob, node.master_id >> 64,
                                              node.master_id & ((1 << 64) - 1))
     assert (body, offsets, ms_list, seqs) == (packed.body, packed.offsets, packed.ms, packed.seqs)

@@ -46,7 +46,8 @@ from brook.types.groups import (
     group_lag,
 )
 from brook.types.pel import NO_OWNER, Record
-from brook.types.stream import MAX_ID, Stream, encode_entry, format_id
+from brook.types.stream import MAX_ID, Stream, format_id
+from brook.types.stream_node import encode_entry
 
 if TYPE_CHECKING:
     from brook.session import Session

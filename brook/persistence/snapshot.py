@@ -15,7 +15,7 @@ checks the trailer before it parses anything, so a truncated or corrupted file i
 a :class:`SnapshotError` and the keyspace is left untouched.
 
 Byte order: integers of the header and trailer are little-endian; every other integer, and the
-columns inside sealed stream blobs (see :mod:`brook.types.stream`), are in the writer's native
+columns inside sealed stream blobs (see :mod:`brook.types.stream_node`), are in the writer's native
 order, recorded in the header. A reader on another byte order or word size refuses the file
 (convert it through an AOF rewrite instead). Sealed list chunks are pickles of a list of
 ``bytes`` (:mod:`brook.types.lists`); they are checked on load with an unpickler that cannot
@@ -48,7 +48,6 @@ from typing import BinaryIO
 
 from brook.keyspace import Keyspace, now_ms
 from brook.types import pel as pel_module
-from brook.types import stream as stream_module
 from brook.types.groups import Consumer, Group
 from brook.types.hash import Hash
 from brook.types.idmp import Idmp
@@ -56,6 +55,7 @@ from brook.types.lists import ListValue
 from brook.types.pel import PendingTable
 from brook.types.set import SetValue
 from brook.types.stream import Stream
+from brook.types.stream_node import Node, sealed_count
 from brook.types.zset import SortedSet
 
 MAGIC = b"BROOK-SNAPSHOT"
@@ -566,7 +566,7 @@ def _read_stream(r: _Reader) -> Stream:
     live_total = 0
     for _ in range(nnodes):
         sealed, m_ms, m_seq, l_ms, l_seq, live, count = r.unpack(_NODE_HEAD)
-        node = stream_module._Node(m_ms << 64 | m_seq, [])
+        node = Node(m_ms << 64 | m_seq, [])
         node.last_id = l_ms << 64 | l_seq
         node.live = live
         node.count = count
@@ -574,7 +574,7 @@ def _read_stream(r: _Reader) -> Stream:
             node.blob = r.blob()
             node.dead = int.from_bytes(r.blob(), "little")
             node.names = node.ids = node.rows = None
-            if stream_module._HEADER.unpack_from(node.blob)[0] != count:
+            if sealed_count(node.blob) != count:
                 raise SnapshotError("corrupt snapshot: a stream node's count disagrees")
         else:
             node.nbytes = r.u64()

@@ -3,10 +3,10 @@
  * Hand-written part of the compiled core (docs/performance.md, "The third pass"): every node an
  * XADD fills and every node an AOF replay builds is sealed once, and in compiled Python that
  * costs about 3,200 instructions per entry (each 128-bit ID split again, a bytes object per
- * column, the join). brook.types.stream._seal_blob is the same function in Python: the pure
+ * column, the join). brook.types.stream_node._seal_blob is the same function in Python: the pure
  * build runs it, and the tests compare the two.
  *
- * The blob's layout is documented in brook/types/stream.py. A column's typecode is the
+ * The blob's layout is documented in brook/types/stream_node.py. A column's typecode is the
  * narrowest of B, H, I, L (1, 2, 4, 8 bytes on the 64-bit Linux Brook builds on) that holds its
  * largest value, as the Python twin picks it; values are in native byte order.
  */

@@ -3,10 +3,10 @@
  * The hand-written part of the compiled core (docs/performance.md, "The third pass"): every
  * XREADGROUP and XRANGE page of a consumer group's worker encodes the nodes it reads, and in
  * compiled Python that costs about 5,000 instructions per entry (a bytes object per piece, the
- * join, the column ints). Here it is one buffer. brook.types.stream._pack_sealed_resp is the
+ * join, the column ints). Here it is one buffer. brook.types.stream_node._pack_sealed_resp is the
  * same function in Python: the pure build runs it, and the tests compare the two.
  *
- * The blob's layout is documented in brook/types/stream.py. Columns are unsigned, in native
+ * The blob's layout is documented in brook/types/stream_node.py. Columns are unsigned, in native
  * byte order, 1, 2, 4 or 8 bytes wide by their array typecode.
  */
 #define PY_SSIZE_T_CLEAN

@@ -5,8 +5,8 @@ the pure build, or a machine whose compiler failed, has none of them, and every 
 runs the function's Python twin, which does the same:
 
 - ``appended_size``: :func:`brook.types.lpsize.appended_size` of the IDs' deltas;
-- ``seal_node``: :func:`brook.types.stream._seal_blob`;
-- ``pack_node``: :func:`brook.types.stream._pack_sealed_resp`;
+- ``seal_node``: :func:`brook.types.stream_node._seal_blob`;
+- ``pack_node``: :func:`brook.types.stream_node._pack_sealed_resp`;
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
 - ``KeyTable``: :class:`brook.types.keytable.KeyTable`.
