@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 from brook.acl.rules import CATEGORIES, AclRuleError, User, category_commands, merge_selectors
 from brook.acl.users import COMMAND, KEY, AclFileError, Denial, write_acl_file
 from brook.commands.args import parse_int
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
 from brook.commands.registry import (
     NO_SUBCOMMAND,
     WRONG_ARITY,

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
-from brook.commands.connection import check_client_name
-from brook.commands.introspection import help_reply
+from brook.commands.common import check_client_name, help_reply
 from brook.commands.registry import (
     SYNTAX_ERROR,
     CommandError,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from brook.acl.users import AUTH
 from brook.commands.args import parse_int
+from brook.commands.common import check_client_name
 from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command, text
 from brook.config import VERSION
 from brook.protocol import resp
@@ -17,14 +18,6 @@ if TYPE_CHECKING:
 
 _SUBSCRIBED_PONG = b"*2\r\n$4\r\npong\r\n"  # PING in RESP2 subscribed mode: ["pong", message]
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
-BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
-
-
-def check_client_name(name: bytes) -> None:
-    """Names are printable ASCII without spaces, so CLIENT LIST stays parseable."""
-    for byte in name:
-        if byte < 0x21 or byte > 0x7E:
-            raise CommandError(BAD_CLIENT_NAME)
 
 
 def authenticate(client: Session, username: bytes, password: bytes, typed: bytes) -> None:

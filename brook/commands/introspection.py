@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from brook import glob
+from brook.commands.common import help_reply
 from brook.commands.key_specs import (
     KEY_SPEC_BEGINS,
     KEY_SPEC_FLAGS,
@@ -27,7 +28,6 @@ from brook.commands.registry import (
     container,
     resolve,
     syntax_arguments,
-    text,
 )
 from brook.protocol import resp
 
@@ -273,8 +273,6 @@ def command_getkeysandflags(client: Session, args: list[bytes]) -> bytes:
     )
 
 
-_HELP_FOOTER = ("HELP", "    Print this help.")
-
 _COMMAND_HELP = [
     "(no subcommand)",
     "    Return details about all Redis commands.",
@@ -295,13 +293,6 @@ _COMMAND_HELP = [
     "GETKEYSANDFLAGS <full-command>",
     "    Return the keys and the access flags from a full Redis command.",
 ]
-
-
-def help_reply(args: list[bytes], lines: list[str]) -> bytes:
-    """The reply of every ``X HELP`` (Redis's addReplyHelp): a heading naming the command as
-    the client typed it, upper-cased, the command's own lines, and the HELP entry."""
-    heading = f"{text(args[0]).upper()} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    return resp.array([resp.simple(line) for line in (heading, *lines, *_HELP_FOOTER)])
 
 
 @command("command|help", arity=2, flags="loading stale", acl="@slow @connection",

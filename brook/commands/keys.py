@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from brook import glob, keyspace
 from brook.commands.args import LONG_MAX, parse_int
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
 from brook.commands.registry import (
     DB_INDEX_OUT_OF_RANGE,
     INVALID_EXPIRE,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
+from brook.commands.memory_breakdown import memory_breakdown
 from brook.commands.registry import CommandError, command, container
-from brook.commands.server import memory_breakdown
 from brook.memory import ENTRY_HEADER_BYTES, SLOT_BYTES, key_bytes, resident_bytes
 from brook.protocol import resp
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply, protected_action_allowed, protected_command_error
 from brook.commands.registry import CommandError, command, container, text
-from brook.commands.server import protected_action_allowed, protected_command_error
 from brook.protocol import resp
 
 if TYPE_CHECKING:

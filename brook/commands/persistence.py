@@ -1,4 +1,5 @@
-"""SAVE, BGSAVE, BGREWRITEAOF and DEBUG RELOAD: the commands of brook.persistence.
+"""SAVE, BGSAVE and BGREWRITEAOF: the commands of brook.persistence (DEBUG RELOAD is one of
+DEBUG's actions, in commands/debug.py).
 
 Replies and errors are Redis 7.0's. One background child runs at a time, as in Redis: a
 rewrite asked for during a BGSAVE is scheduled, a BGSAVE during a rewrite needs SCHEDULE.
@@ -9,8 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command
-from brook.commands.server import _DEBUG_HELP, _DEBUG_SUBCOMMANDS
-from brook.persistence.snapshot import SnapshotError, load_snapshot
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -74,32 +73,3 @@ def bgrewriteaof(client: Session, args: list[bytes]) -> bytes:
     persistence.bgrewriteaof()
     return resp.simple("Background append only file rewriting started")
 
-
-def _debug_reload(client: Session, args: list[bytes]) -> bytes:
-    """Save the snapshot, empty every database and load the snapshot back (Redis's DEBUG
-    RELOAD): a round trip through the snapshot format in one command."""
-    server = client.server
-    persistence = server.persistence
-    if persistence.child_active() == "rdb":
-        raise CommandError("ERR Background save already in progress")
-    try:
-        persistence.save()
-    except OSError as err:
-        raise CommandError("ERR Error trying to save the DB") from err
-    for db in server.keyspace.databases:
-        db.clear()
-    server.tracking.flushed()  # caching clients learn that everything changed
-    try:
-        load_snapshot(server.keyspace, server.config.dbfilename)
-    except SnapshotError as err:
-        raise CommandError(f"ERR Error trying to load the snapshot: {err}") from err
-    return resp.OK
-
-
-_DEBUG_SUBCOMMANDS[b"reload"] = (2, _debug_reload)
-# In the alphabetical place Redis gives it (before SET-ACTIVE-EXPIRE).
-_RELOAD_AT = next(i for i, line in enumerate(_DEBUG_HELP) if line.startswith("SET-ACTIVE"))
-_DEBUG_HELP[_RELOAD_AT:_RELOAD_AT] = [
-    "RELOAD",
-    "    Save the snapshot on disk, empty the dataset and reload it from the snapshot.",
-]

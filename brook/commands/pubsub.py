@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
 from brook.commands.registry import (
     COMMANDS,
     CommandError,

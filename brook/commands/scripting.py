@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_strict_int
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
 from brook.commands.registry import (
     COMMANDS,
     CommandError,

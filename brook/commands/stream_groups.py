@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 from brook import blocking
 from brook.commands import streams
 from brook.commands.args import parse_int
-from brook.commands.introspection import help_reply
+from brook.commands.common import help_reply
 from brook.commands.registry import (
     COMMANDS,
     SYNTAX_ERROR,
