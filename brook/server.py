@@ -32,8 +32,9 @@ from brook.acl.users import (
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
 from brook.commands.registry import COMMANDS, Command
-from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
-from brook.config import lookup as lookup_parameter
+from brook.config.errors import ConfigError
+from brook.config.parameters import lookup as lookup_parameter
+from brook.config.store import Config
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
 from brook.eviction import Evictor, is_lfu
@@ -52,6 +53,7 @@ from brook.session import Session
 from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
 from brook.tracking import Tracking
 from brook.types import lists
+from brook.version import BROOK_VERSION, VERSION
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}

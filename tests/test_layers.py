@@ -147,3 +147,12 @@ def test_commands_and_types_use_no_connection_at_run_time() -> None:
                               "brook.pubsub", "brook.notify", "brook.keyspace")):
             assert "brook.connection" not in runtime, module
             assert "brook.server" not in runtime, module
+
+
+def test_config_imports_only_the_bottom_layer() -> None:
+    """The configuration (DESIGN.md layer 8) knows no server and no subsystem."""
+    allowed = ("brook.config", "brook.protocol.requests", "brook.glob")
+    for module, (runtime, typing_only, _late) in GRAPH.items():
+        if module == "brook.config" or module.startswith("brook.config."):
+            for dep in runtime | typing_only:
+                assert any(dep == ok or dep.startswith(ok + ".") for ok in allowed), (module, dep)

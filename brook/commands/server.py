@@ -31,10 +31,11 @@ from brook.commands.registry import (
     latency_at_percentile,
     subcommand_error,
 )
-from brook.config import BROOK_VERSION, VERSION, ConfigError, ConfigSetError
+from brook.config.errors import ConfigError, ConfigSetError
 from brook.keyspace import ENCODINGS, now_us
 from brook.memory import resident_bytes
 from brook.protocol import resp
+from brook.version import BROOK_VERSION, VERSION
 
 if TYPE_CHECKING:
     from brook.server import Server
