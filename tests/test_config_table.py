@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from brook.config.parameters import PARAMETERS
+from brook.config.errors import ConfigError, ConfigSetError
+from brook.config.parameters import PARAMETERS, PARAMETERS_BY_NAME
+from brook.config.store import Config
 
 STORE = Path(__file__).resolve().parent.parent / "brook" / "config" / "store.py"
 
@@ -46,3 +48,58 @@ def test_declared_type_is_the_parsed_value_type(param) -> None:
     assert type(default).__name__ == declared.split("[", 1)[0]
     if isinstance(default, list) and default:
         assert declared == f"list[{type(default[0]).__name__}]"
+
+
+def test_apply_steps_run_in_the_order_config_set_names_the_parameters() -> None:
+    config = Config()
+    ran: list[str] = []
+    config.on_apply("hz", lambda: ran.append(f"hz={config.hz}"))
+    config.on_apply("maxmemory", lambda: ran.append(f"maxmemory={config.maxmemory}"))
+    config.on_apply("hz", lambda: ran.append("hz again"))
+    config.set_many([("maxmemory", "1mb"), ("hz", "20"), ("timeout", "5")])
+    assert ran == ["maxmemory=1048576", "hz=20", "hz again"]
+    assert (config.maxmemory, config.hz, config.timeout) == (1048576, 20, 5)
+
+
+def test_a_refused_apply_step_restores_every_parameter_and_applies_them_again() -> None:
+    config = Config()
+    ran: list[str] = []
+
+    def refuse_big_timeout() -> None:
+        ran.append(f"timeout={config.timeout}")
+        if config.timeout > 100:
+            raise ConfigError("too long")
+
+    config.on_apply("hz", lambda: ran.append(f"hz={config.hz}"))
+    config.on_apply("timeout", refuse_big_timeout)
+    config.on_apply("maxmemory", lambda: ran.append(f"maxmemory={config.maxmemory}"))
+    with pytest.raises(ConfigSetError) as failure:
+        config.set_many([("hz", "20"), ("timeout", "500"), ("maxmemory", "1mb")])
+    assert str(failure.value) == (
+        "CONFIG SET failed (possibly related to argument 'timeout') - too long")
+    assert (config.hz, config.timeout, config.maxmemory) == (10, 0, 0)
+    # The steps after the refusal did not run; then every parameter's steps ran again on the
+    # restored values.
+    assert ran == ["hz=20", "timeout=500", "hz=10", "timeout=0", "maxmemory=0"]
+
+
+def test_apply_steps_are_registered_under_the_canonical_name() -> None:
+    config = Config()
+    assert PARAMETERS_BY_NAME["slave-read-only"].name == "replica-read-only"
+    with pytest.raises(ValueError):
+        config.on_apply("slave-read-only", lambda: None)
+    with pytest.raises(KeyError):
+        config.on_apply("no-such-parameter", lambda: None)
+    ran: list[str] = []
+    config.on_apply("replica-read-only", lambda: ran.append("applied"))
+    config.set_many([("slave-read-only", "no")])
+    assert ran == ["applied"] and config.replica_read_only is False
+
+
+def test_each_config_has_its_own_apply_steps() -> None:
+    """Two servers in one process: one's CONFIG SET never runs the other's steps."""
+    first, second = Config(), Config()
+    ran: list[str] = []
+    first.on_apply("hz", lambda: ran.append("first"))
+    second.set_many([("hz", "30")])
+    assert ran == [] and first.hz == 10 and second.hz == 30

@@ -150,7 +150,8 @@ def test_commands_and_types_use_no_connection_at_run_time() -> None:
 
 
 def test_config_imports_only_the_bottom_layer() -> None:
-    """The configuration (DESIGN.md layer 8) knows no server and no subsystem."""
+    """The configuration (DESIGN.md layer 8) knows no server: what a server does when a value
+    changes is an apply step the server registers on its Config, never an import."""
     allowed = ("brook.config", "brook.protocol.requests", "brook.glob")
     for module, (runtime, typing_only, _late) in GRAPH.items():
         if module == "brook.config" or module.startswith("brook.config."):

@@ -1,13 +1,16 @@
 """One server's configuration (:class:`Config`): the current value of every parameter as a
-typed attribute, CONFIG GET and CONFIG SET's rules (the server's listeners make a new value
-take effect).
+typed attribute, CONFIG GET and CONFIG SET's rules, and the apply steps that make a new value
+take effect.
 
 Values live as attributes (``config.proto_max_bulk_len``), so hot paths read them with one
 attribute lookup; the class is compiled, and a compiled class has exactly the attributes it
 declares, so each parameter of the table is declared here too (tests/test_config_table.py
 checks that the two agree).
 
-Imports only the modules of :mod:`brook.config` and :mod:`brook.glob`.
+An apply step is what a server does when CONFIG SET changes a parameter (Redis's ``apply``
+functions of ``config.c``). The part of the server that owns the reaction registers it with
+:meth:`Config.on_apply` when the server is built, so CONFIG SET is a table lookup and this
+layer imports nothing above it: only the modules of :mod:`brook.config` and :mod:`brook.glob`.
 """
 
 from __future__ import annotations
@@ -176,9 +179,9 @@ class Config:
     key_load_delay: int
 
     def __init__(self) -> None:
-        # Called with the canonical name of each changed parameter; may raise ConfigError to
-        # refuse a value it cannot apply (CONFIG SET then restores every changed parameter).
-        self.listeners: list[Callable[[str], None]] = []
+        # Per parameter (canonical name), what makes a new value take effect, in the order
+        # registered (see on_apply).
+        self.apply_steps: dict[str, list[Callable[[], None]]] = {}
         self.config_file: str | None = None  # absolute path, for CONFIG REWRITE and INFO
         # INFO's executable: made absolute now, before a "dir" setting changes directory.
         self.executable = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
@@ -188,6 +191,16 @@ class Config:
         self.rewrite_users: Callable[[], list[str]] | None = None
         for param in PARAMETERS:
             setattr(self, param.attr, param.parse(param.default))
+
+    def on_apply(self, name: str, step: Callable[[], None]) -> None:
+        """Run ``step`` each time CONFIG SET sets the parameter ``name`` (its canonical name).
+        A step reads the new value from this Config; it may raise :class:`ConfigError` to
+        refuse a value it cannot apply, and CONFIG SET then restores every parameter it set
+        and runs their steps again (the restored values are applied as well as they can be)."""
+        param = PARAMETERS_BY_NAME[name]
+        if param.name != name:
+            raise ValueError(f"apply steps are registered under {param.name!r}, not {name!r}")
+        self.apply_steps.setdefault(name, []).append(step)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -219,7 +232,7 @@ class Config:
             if param.protected and self.enable_protected_configs != "yes":
                 raise ConfigError("can't set protected config")
         setattr(self, param.attr, param.parse(text, getattr(self, param.attr)))
-        self._notify([param.name])
+        self._run_apply_steps([param.name])
 
     def set_many(self, pairs: list[tuple[str, str]], allow_protected: bool = False) -> None:
         """CONFIG SET: every value is checked before any is applied, and a value the server
@@ -248,21 +261,23 @@ class Config:
                 self._restore(previous)
                 raise ConfigSetError.about(given, str(err))
         try:
-            self._notify([param.name for _, param in params])
+            self._run_apply_steps([param.name for _, param in params])
         except ConfigSetError:
             self._restore(previous)
-            self._notify([param.name for _, param in params], strict=False)
+            self._run_apply_steps([param.name for _, param in params], strict=False)
             raise
 
     def _restore(self, previous: dict[str, object]) -> None:
         for attr, value in previous.items():
             setattr(self, attr, value)
 
-    def _notify(self, names: list[str], strict: bool = True) -> None:
+    def _run_apply_steps(self, names: list[str], strict: bool = True) -> None:
+        """Run the apply steps of ``names`` in that order (each parameter once); ``strict``:
+        the first refusal stops them and is raised, otherwise refusals are ignored."""
         for name in dict.fromkeys(names):
-            for listener in self.listeners:
+            for step in self.apply_steps.get(name, []):
                 try:
-                    listener(name)
+                    step()
                 except ConfigError as err:
                     if strict:
                         raise ConfigSetError.about(name, str(err))
