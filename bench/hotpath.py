@@ -82,7 +82,7 @@ class HotPath:
     """One server, one connected client."""
 
     def __init__(self) -> None:
-        from brook.config import Config
+        from brook.config.store import Config
         from brook.connection import Client
         from brook.server import Server
 

@@ -232,7 +232,7 @@ class InProcess:
     """A server with no sockets and one session, the scripts loaded."""
 
     def __init__(self) -> None:
-        from brook.config import Config
+        from brook.config.store import Config
         from brook.server import Server
         from brook.session import Session
 

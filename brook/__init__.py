@@ -1,5 +1,5 @@
 """Brook: a message-queue server that speaks the Redis protocol."""
 
-from brook.config import BROOK_VERSION as __version__
+from brook.version import BROOK_VERSION as __version__
 
 __all__ = ["__version__"]

@@ -13,15 +13,10 @@ import time
 
 import uvloop
 
-from brook.config import (
-    BROOK_VERSION,
-    VERSION,
-    Config,
-    FatalConfigError,
-    Loader,
-    options_text,
-)
+from brook.config.file import FatalConfigError, Loader, options_text
+from brook.config.store import Config
 from brook.server import Server
+from brook.version import BROOK_VERSION, VERSION
 
 USAGE = """Usage: ./brook-server [/path/to/brook.conf] [options] [-]
        ./brook-server - (read config from stdin)

@@ -30,7 +30,7 @@ import random
 import time
 from typing import TYPE_CHECKING
 
-from brook.config import NOTIFY_EVICTED
+from brook.config.notify_flags import NOTIFY_EVICTED
 from brook.memory import key_bytes
 from brook.notify import publish_event
 from brook.types.keytable import LFU_INIT_VAL, idle_seconds, lfu_decayed

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from brook.config import (
+from brook.config.notify_flags import (
     NOTIFY_EXPIRED,
     NOTIFY_GENERIC,
     NOTIFY_HASH,

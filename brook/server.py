@@ -32,8 +32,10 @@ from brook.acl.users import (
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
 from brook.commands.registry import COMMANDS, Command
-from brook.config import BROOK_VERSION, VERSION, Config, ConfigError
-from brook.config import lookup as lookup_parameter
+from brook.config.errors import ConfigError
+from brook.config.parameters import PARAMETERS
+from brook.config.parameters import lookup as lookup_parameter
+from brook.config.store import Config
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
 from brook.eviction import Evictor, is_lfu
@@ -52,6 +54,7 @@ from brook.session import Session
 from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
 from brook.tracking import Tracking
 from brook.types import lists
+from brook.version import BROOK_VERSION, VERSION
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -210,11 +213,11 @@ class Server:
         self.acl = Acl()
         if not config.aclfile:  # (with an ACL file, requirepass is ignored, as in Redis)
             self.acl.set_default_password(config.requirepass)
-        self.config.listeners.append(self._config_changed)
         lists.LIMIT.set(config.list_max_listpack_size)  # what a list's encoding follows
         self._update_thresholds()
         self.adjust_open_files_limit()
         self.scripting = Engine(self)
+        self._register_apply_steps()
 
     # -- configuration ----------------------------------------------------------------------------
 
@@ -224,69 +227,95 @@ class Server:
         self.keyspace.configure_access(is_lfu(config.maxmemory_policy), config.lfu_log_factor,
                                        config.lfu_decay_time)
 
-    def _config_changed(self, name: str) -> None:
-        """Make a changed setting take effect now (CONFIG SET); ConfigError refuses it."""
+    def _register_apply_steps(self) -> None:
+        """What CONFIG SET of each parameter does besides storing the value (Redis's apply
+        functions): the part of the server that owns the reaction, registered once. A step
+        raises ConfigError to refuse a value (CONFIG SET then restores them all)."""
+        apply = self.config.on_apply
+        for param in PARAMETERS:  # the TLS files, protocols, ciphers and session cache
+            if param.name.startswith("tls-") and param.name not in ("tls-port",
+                                                                    "tls-auth-clients"):
+                apply(param.name, self._tls_settings_changed)
+        apply("tls-port", self._tls_port_changed)
+        apply("tls-auth-clients", self._tls_auth_clients_changed)
+        apply("port", self._port_changed)
+        apply("bind", self._bind_changed)
+        apply("slowlog-log-slower-than", self._update_thresholds)
+        apply("latency-monitor-threshold", self._update_thresholds)
+        apply("list-max-listpack-size", self._list_limit_changed)
+        apply("slowlog-max-len", self._trim_slowlog)
+        apply("requirepass", self._requirepass_changed)
+        apply("dir", self._dir_changed)
+        apply("appendonly", self._appendonly_changed)
+        apply("appendfsync", self.persistence.fsync_policy_changed)
+        apply("client-output-buffer-limit", self.output_limits.limits_changed)
+        apply("lua-max-memory", self.scripting.memory_limit_changed)
+        for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
+            apply(name, self.configure_access)
+        apply("min-replicas-to-write", self.refresh_replication_checks)
+        apply("min-replicas-max-lag", self.refresh_replication_checks)
+        apply("repl-backlog-size", self._backlog_size_changed)
+        apply("maxmemory", self._maxmemory_changed)
+        apply("maxclients", self._maxclients_changed)
+
+    def _list_limit_changed(self) -> None:
+        lists.LIMIT.set(self.config.list_max_listpack_size)
+
+    def _trim_slowlog(self) -> None:
+        max_len = self.config.slowlog_max_len
+        while max_len and len(self.slowlog) > max_len:
+            self.slowlog.pop()
+
+    def _requirepass_changed(self) -> None:
+        self.acl.set_default_password(self.config.requirepass)
+        self.acl_user_changed(self.acl.default)
+
+    def _dir_changed(self) -> None:
+        try:
+            os.chdir(self.config.dir)
+        except OSError as err:
+            raise ConfigError(err.strerror or str(err))
+
+    def _appendonly_changed(self) -> None:
+        """Open or close the AOF; a refused ``yes`` leaves ``appendonly`` off."""
         config = self.config
-        if name.startswith("tls-"):
-            self._tls_changed(name)
-        elif name in ("port", "bind"):
-            self._listening_changed(name)
-        elif name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
-            self._update_thresholds()
-        elif name == "list-max-listpack-size":
-            lists.LIMIT.set(config.list_max_listpack_size)
-        elif name == "slowlog-max-len":
-            while config.slowlog_max_len and len(self.slowlog) > config.slowlog_max_len:
-                self.slowlog.pop()
-        elif name == "requirepass":
-            self.acl.set_default_password(config.requirepass)
-            self.acl_user_changed(self.acl.default)
-        elif name == "dir":
+        if config.appendonly and self.aof is None:
+            if self.persistence.child_active():
+                config.appendonly = False
+                raise ConfigError("Background save or rewrite in progress")
             try:
-                os.chdir(config.dir)
+                self.persistence.enable_aof()
             except OSError as err:
+                config.appendonly = False
                 raise ConfigError(err.strerror or str(err))
-        elif name == "appendonly":
-            if config.appendonly and self.aof is None:
-                if self.persistence.child_active():
-                    config.appendonly = False
-                    raise ConfigError("Background save or rewrite in progress")
-                try:
-                    self.persistence.enable_aof()
-                except OSError as err:
-                    config.appendonly = False
-                    raise ConfigError(err.strerror or str(err))
-            elif not config.appendonly and self.aof is not None:
-                self.persistence.disable_aof()
-        elif name == "appendfsync":
-            self.persistence.fsync_policy_changed()
-        elif name == "client-output-buffer-limit":
-            self.output_limits.limits_changed()
-        elif name == "lua-max-memory":
-            self.scripting.memory_limit_changed()
-        elif name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
-            self.configure_access()
-        elif name in ("min-replicas-to-write", "min-replicas-max-lag"):
-            self.refresh_replication_checks()
-        elif name == "repl-backlog-size" and self.replication.backlog is not None:
-            self.replication.backlog.resize(config.repl_backlog_size)
-        elif name == "maxmemory":
-            if config.maxmemory and config.maxmemory < self.memory.measure() - (
-                    self.evictor.not_counted()):
-                self.log("warning", "WARNING: the new maxmemory value set via CONFIG SET "
-                         f"({config.maxmemory}) is smaller than the current memory usage. "
-                         "This will result in key eviction and/or the inability to accept "
-                         "new write commands depending on the maxmemory-policy.")
-            for client in self.clients.values():
-                client.refresh_mode()
-        elif name == "maxclients":
-            requested = config.maxclients
-            self.adjust_open_files_limit()
-            if config.maxclients != requested:
-                raise ConfigError(
-                    "The operating system is not able to handle the specified number of "
-                    f"clients, try with {config.maxclients}"
-                )
+        elif not config.appendonly and self.aof is not None:
+            self.persistence.disable_aof()
+
+    def _backlog_size_changed(self) -> None:
+        backlog = self.replication.backlog
+        if backlog is not None:
+            backlog.resize(self.config.repl_backlog_size)
+
+    def _maxmemory_changed(self) -> None:
+        config = self.config
+        if config.maxmemory and config.maxmemory < self.memory.measure() - (
+                self.evictor.not_counted()):
+            self.log("warning", "WARNING: the new maxmemory value set via CONFIG SET "
+                     f"({config.maxmemory}) is smaller than the current memory usage. "
+                     "This will result in key eviction and/or the inability to accept "
+                     "new write commands depending on the maxmemory-policy.")
+        for client in self.clients.values():
+            client.refresh_mode()
+
+    def _maxclients_changed(self) -> None:
+        config = self.config
+        requested = config.maxclients
+        self.adjust_open_files_limit()
+        if config.maxclients != requested:
+            raise ConfigError(
+                "The operating system is not able to handle the specified number of "
+                f"clients, try with {config.maxclients}"
+            )
 
     def adjust_open_files_limit(self) -> None:
         """Redis's adjustOpenFilesLimit: raise the process's open-files limit to what
@@ -679,46 +708,56 @@ class Server:
         """The context new TLS connections get: the one for ``tls-auth-clients``."""
         return self.tls.server[self.config.tls_auth_clients] if self.tls is not None else None
 
-    def _tls_changed(self, name: str) -> None:
-        """CONFIG SET of a ``tls-*`` parameter (Redis's applyTlsCfg and applyTLSPort): new
-        contexts are built whole before they replace the old, so a bad file changes nothing;
-        connections already made keep theirs."""
+    # CONFIG SET of a ``tls-*`` parameter (Redis's applyTlsCfg and applyTLSPort): new contexts
+    # are built whole before they replace the old, so a bad file changes nothing; connections
+    # already made keep theirs.
+
+    def _tls_auth_clients_changed(self) -> None:
+        """Read per connection, not a reconfiguration: new connections get the other context."""
+        context = self._tls_server_context()
+        if context is not None:
+            self.listening.reload_tls(context)
+
+    def _tls_port_changed(self) -> None:
         config = self.config
         listening = self.listening
-        if name == "tls-auth-clients":  # read per connection, not a reconfiguration
-            context = self._tls_server_context()
-            if context is not None:
-                listening.reload_tls(context)
-        elif name == "tls-port":
-            if self.tls is None:  # TLS is configured once, when a port first needs it
-                self._configure_tls()
-            if config.tls_port != listening.tls_port:
-                try:
-                    listening.listen_tls(config.bind, config.tls_port,
-                                         self._tls_server_context())
-                except OSError as err:
-                    self.log("warning", str(err))
-                    raise ConfigError("Unable to listen on this port. Check server logs.")
-        elif tls_wanted(config):
+        if self.tls is None:  # TLS is configured once, when a port first needs it
+            self._configure_tls()
+        if config.tls_port != listening.tls_port:
+            try:
+                listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
+            except OSError as err:
+                self.log("warning", str(err))
+                raise ConfigError("Unable to listen on this port. Check server logs.")
+
+    def _tls_settings_changed(self) -> None:
+        """The files, protocols, ciphers, session cache: new contexts, when TLS is wanted."""
+        if tls_wanted(self.config):
             self._configure_tls()
             context = self._tls_server_context()
             assert context is not None
-            listening.reload_tls(context)
+            self.listening.reload_tls(context)
 
-    def _listening_changed(self, name: str) -> None:
-        """CONFIG SET port or bind (Redis's updatePort and applyBind): bind moves the TLS
-        listener too; a failure leaves the old sockets serving."""
+    def _port_changed(self) -> None:
+        """CONFIG SET port (Redis's updatePort): a failure leaves the old socket serving."""
+        self._listen_again(False, "Unable to listen on this port. Check server logs.")
+
+    def _bind_changed(self) -> None:
+        """CONFIG SET bind (Redis's applyBind): the TLS listener moves too."""
+        self._listen_again(True, "Failed to bind to specified addresses.")
+
+    def _listen_again(self, with_tls: bool, failure: str) -> None:
+        """Listen on the configured port and addresses (the TLS port too, ``with_tls``); a
+        failure leaves the old sockets serving and is refused with ``failure``."""
         config = self.config
         listening = self.listening
         try:
             listening.listen_tcp(config.bind, config.port)
-            if name == "bind" and config.tls_port:
+            if with_tls and config.tls_port:
                 listening.listen_tls(config.bind, config.tls_port, self._tls_server_context())
         except OSError as err:
             self.log("warning", str(err))
-            if name == "port":
-                raise ConfigError("Unable to listen on this port. Check server logs.")
-            raise ConfigError("Failed to bind to specified addresses.")
+            raise ConfigError(failure)
 
     def _configure_tls(self) -> None:
         """New contexts from the ``tls-*`` parameters; ConfigError (the reason logged) when

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Final
 
-from brook.config import Config
+from brook.config.store import Config
 
 # tls-protocols words, case-insensitively (Redis's parseProtocolsConfig).
 _PROTOCOLS: Final = {

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import hiredis
 import pytest
 
-from brook.config import Config
+from brook.config.store import Config
 from brook.persistence.loader import AofError, Replayer, apply_master_stream
 from brook.server import Server
 from brook.session import Session

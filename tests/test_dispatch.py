@@ -11,7 +11,7 @@ from pathlib import Path
 
 import hiredis
 
-from brook.config import Config
+from brook.config.store import Config
 from brook.persistence.aof import AppendOnlyFile, encode_command
 from brook.server import Server
 from brook.session import Session

@@ -195,3 +195,13 @@ def test_the_stream_node_codec_is_below_the_stream() -> None:
     runtime, typing_only, _late = GRAPH["brook.types.stream_node"]
     above = ("brook.types.stream", "brook.types.groups", "brook.types.idmp", "brook.keyspace")
     assert not (runtime | typing_only) & set(above)
+
+
+def test_config_imports_only_the_bottom_layer() -> None:
+    """The configuration (DESIGN.md layer 8) knows no server: what a server does when a value
+    changes is an apply step the server registers on its Config, never an import."""
+    allowed = ("brook.config", "brook.protocol.requests", "brook.glob")
+    for module, (runtime, typing_only, _late) in GRAPH.items():
+        if module == "brook.config" or module.startswith("brook.config."):
+            for dep in runtime | typing_only:
+                assert any(dep == ok or dep.startswith(ok + ".") for ok in allowed), (module, dep)

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brook.config import Config
+from brook.config.store import Config
 from brook.persistence.aof import encode_command
 from brook.persistence.rewrite import ITEMS_PER_CMD, rewrite_commands
 from brook.server import Server

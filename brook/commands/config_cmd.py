@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from brook.commands.common import help_reply, protected_action_allowed
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command, container
-from brook.config import ConfigError, ConfigSetError
+from brook.config.errors import ConfigError, ConfigSetError
 from brook.protocol import resp
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from brook.acl.users import AUTH
 from brook.commands.args import parse_int
 from brook.commands.common import check_client_name
 from brook.commands.registry import DB_INDEX_OUT_OF_RANGE, CommandError, command, text
-from brook.config import VERSION
 from brook.protocol import resp
 from brook.session import REPLY_ON
+from brook.version import VERSION
 
 if TYPE_CHECKING:
     from brook.session import Session

@@ -19,8 +19,8 @@ from brook.acl.users import AUTH, CHANNEL, COMMAND, KEY
 from brook.build import BUILD
 from brook.commands.memory_breakdown import memory_breakdown
 from brook.commands.registry import COMMANDS, Command, command, latency_at_percentile
-from brook.config import BROOK_VERSION, VERSION
 from brook.protocol import resp
+from brook.version import BROOK_VERSION, VERSION
 
 if TYPE_CHECKING:
     from brook.server import Server

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 from lupa.lua51 import LuaError, LuaRuntime
 
-from brook.config import VERSION
 from brook.scripting.bytecode import without_debug_information, without_tail_calls
 from brook.scripting.libs import LIBRARIES, load_library
 from brook.scripting.lua import lua_source
 from brook.scripting.prelude import CHUNK_NAME, PRELUDE
 from brook.scripting.replies import ReplyReader, ReplyWriter
+from brook.version import VERSION
 
 # Redis's allow list of globals (script_lua.c), less what later Redis releases removed for
 # safety (getfenv, setfenv, newproxy).
