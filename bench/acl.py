@@ -20,11 +20,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
+from bench.callgrind import counted, start_under_callgrind
 from bench.groups import process_cpu
 from bench.run import Target, machine_description, run_benchmark, start_targets, stop_targets
 from bench.streams import Connection
@@ -85,11 +86,7 @@ def count_instructions(requests: int) -> None:
           "default user / user with key patterns")
     print(f"{'test':12} {'server':6} {'default':>8} {'ACL user':>8} {'cost':>6}")
     with tempfile.TemporaryDirectory() as workdir:
-        outputs = {name: Path(workdir) / f"{name}.callgrind" for name in ("brook", "redis")}
-        targets = start_targets(
-            Path(workdir), ["--save", ""],
-            wrapper=lambda name: ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                                  f"--callgrind-out-file={outputs[name]}"])
+        targets, outputs = start_under_callgrind(Path(workdir), ["--save", ""])
         try:
             for target in targets:
                 with Connection(target.port) as conn:
@@ -100,32 +97,15 @@ def count_instructions(requests: int) -> None:
                     counts = {}
                     for kind, login in (("default", None), ("user", USER)):
                         run_benchmark(target.port, test, 16, 2_000, login)  # connections warm
-                        _callgrind(target, "-z")
-                        _callgrind(target, "-i", "on")
-                        run_benchmark(target.port, test, 16, requests, login)
-                        _callgrind(target, "-i", "off")
-                        _callgrind(target, "-d", kind)
-                        counts[kind] = _last_dump_total(outputs[target.name]) / requests
+                        total = counted(target, outputs[target.name], kind,
+                                        partial(run_benchmark, target.port, test, 16, requests,
+                                                login))
+                        counts[kind] = total / requests
                     name = test.split("@")[0] + " -P 16"
                     print(f"{name:12} {target.name:6} {counts['default']:8,.0f} "
                           f"{counts['user']:8,.0f} {counts['user'] / counts['default'] - 1:+6.1%}")
         finally:
             stop_targets(targets)
-
-
-def _callgrind(target: Target, *args: str) -> None:
-    subprocess.run(["callgrind_control", *args, str(target.process.pid)], check=True,
-                   capture_output=True, timeout=60)
-
-
-def _last_dump_total(output: Path) -> int:
-    """The instruction total of the newest dump (``<file>.<n>``, one per ``-d``)."""
-    dumps = sorted(output.parent.glob(f"{output.name}.*"),
-                   key=lambda path: int(path.suffix.lstrip(".")))
-    for line in dumps[-1].read_text().splitlines():
-        if line.startswith("totals:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no totals in {dumps[-1]}")
 
 
 def _measured(target: Target, test: str, pipeline: int, requests: int,

@@ -18,7 +18,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import hiredis
 
@@ -54,7 +54,7 @@ class LoadResult:
         self.seconds = 0.0
 
 
-def apply_master_stream(replayer: Replayer, next_request: Callable[[], object],
+def apply_master_stream(replayer: Replayer, next_request: Callable[[], Any],
                         acks: list[int]) -> int:
     """Run the complete commands ``next_request`` (a hiredis reader's ``gets``, framed by
     :mod:`brook.protocol.framing`) returns of a master's replication stream; returns
