@@ -175,6 +175,14 @@ class Admission:
             return _SUBSCRIBED_MODE_ERROR.format(cmd.fullname)
         return None
 
+    def script_call_refusal(self, caller: Session, cmd: Command, args: list[bytes],
+                            read_only: bool, wrote: bool, allow_oom: bool) -> str | None:
+        """The SCRIPT lane for a run of a script (so scripting names no lane): ``read_only``
+        no-writes or an *_RO command, ``wrote`` it already wrote, ``allow_oom`` its flag."""
+        state = ((SCRIPT_READ_ONLY if read_only else 0) | (SCRIPT_WROTE if wrote else 0)
+                 | (SCRIPT_ALLOW_OOM if allow_oom else 0))
+        return self.refusal(caller, cmd, args, SCRIPT, state)
+
     def _script_command_refusal(self, caller: Session, cmd: Command,
                                 script_state: int) -> str | None:
         """The SCRIPT lane's state checks (Redis's scriptVerifyWriteCommandAllow and

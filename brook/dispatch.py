@@ -43,7 +43,6 @@ from brook.commands.registry import (
     resolve,
     text,
 )
-from brook.commands.transactions import discard_transaction
 from brook.protocol import resp
 from brook.protocol.requests import is_request
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
@@ -343,7 +342,7 @@ class Dispatcher:
         it now (Redis's rejectCommand and execCommandAbort)."""
         if session.in_multi:
             if cmd is not None and cmd is self._exec:
-                discard_transaction(session)
+                session.discard_transaction()
                 message = f"EXECABORT Transaction discarded because of: {message}"
             else:
                 session.multi_error = True

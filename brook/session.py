@@ -180,6 +180,16 @@ class Session:
             return  # it was already logically gone when WATCHed: nothing changed
         self.watch_failed = True
 
+    def discard_transaction(self) -> None:
+        """Leave MULTI: the queue, its size, its error flag and the WATCHed keys go (DISCARD,
+        EXEC, an EXEC the dispatcher refuses, RESET, a replay's abandoned transaction)."""
+        self.in_multi = False
+        self.multi_queue = []
+        self.multi_bytes = 0
+        self.multi_error = False
+        self.unwatch_all()
+        self.refresh_mode()
+
     def unwatch_all(self) -> None:
         keyspace = self.server.keyspace
         for db_index, key in self.watched:

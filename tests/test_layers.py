@@ -115,6 +115,11 @@ RULES = [
     ("brook.session", ("brook.commands.clients", "brook.commands.pubsub", "brook.connection",
                        "brook.dispatch")),
     ("brook.dispatch", ("brook.connection", "brook.server")),
+    ("brook.admission", ("brook.connection", "brook.dispatch", "brook.listeners", "brook.cli")),
+    ("brook.scripting", ("brook.admission", "brook.dispatch", "brook.connection", "brook.cli")),
+    ("brook.protocol", ("brook.commands", "brook.session", "brook.keyspace", "brook.types",
+                        "brook.dispatch", "brook.connection", "brook.server", "brook.config")),
+    ("brook.persistence", ("brook.connection", "brook.dispatch", "brook.admission")),
     ("brook.keyspace", ("brook.commands", "brook.connection", "brook.server", "brook.dispatch")),
     ("brook.acl", ("brook.server", "brook.connection", "brook.dispatch", "brook.session",
                    "brook.keyspace")),
@@ -176,6 +181,16 @@ def test_command_families_import_no_other_family() -> None:
             found.add((module.removeprefix("brook.commands."),
                        dep.removeprefix("brook.commands.")))
     assert found <= FAMILY_IMPORTS_ALLOWED, sorted(found - FAMILY_IMPORTS_ALLOWED)
+
+
+def test_only_commands_import_command_families() -> None:
+    """A family is reached through the command table (resolve, the dispatcher), never by
+    importing it: what others share with families lives below them (registry, args...)."""
+    families = _command_families()
+    found = sorted((module, dep) for module, (runtime, typing_only, _late) in GRAPH.items()
+                   if not module.startswith("brook.commands")
+                   for dep in (runtime | typing_only) & families)
+    assert not found, found
 
 
 def test_commands_and_types_use_no_connection_at_run_time() -> None:

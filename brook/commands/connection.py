@@ -166,10 +166,7 @@ def hello(client: Session, args: list[bytes]) -> bytes:
 def reset(client: Session, args: list[bytes]) -> bytes:
     server = client.server
     server.subscribers.unsubscribe_all(client)
-    client.in_multi = False
-    client.multi_queue.clear()
-    client.multi_error = False
-    client.unwatch_all()
+    client.discard_transaction()
     if client.tracking:
         server.tracking.disable(client)
     client.db = server.keyspace[0]

@@ -21,17 +21,6 @@ if TYPE_CHECKING:
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 
 
-def discard_transaction(client: Session) -> None:
-    """Leave MULTI: the queue, its error flag and the WATCHed keys go (DISCARD, EXEC, and an
-    EXEC the dispatcher refuses)."""
-    client.in_multi = False
-    client.multi_queue = []
-    client.multi_bytes = 0
-    client.multi_error = False
-    client.unwatch_all()
-    client.refresh_mode()
-
-
 @command(
     "multi", arity=1, flags="noscript loading stale fast allow-busy",
     acl="@fast @transaction", group="transactions",
@@ -56,7 +45,7 @@ def multi(client: Session, args: list[bytes]) -> bytes:
 def discard(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR DISCARD without MULTI")
-    discard_transaction(client)
+    client.discard_transaction()
     return resp.OK
 
 
@@ -79,10 +68,10 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
     if not client.in_multi:
         raise CommandError("ERR EXEC without MULTI")
     if client.multi_error:
-        discard_transaction(client)
+        client.discard_transaction()
         raise CommandError(EXECABORT)
     if client.watch_failed or _watched_key_expired(client):
-        discard_transaction(client)
+        client.discard_transaction()
         return resp.null_array(client.protocol)
     queue = client.multi_queue
     client.in_multi = False
@@ -110,7 +99,7 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
         if propagating:
             server.effect_log.end_transaction()
     suppress(client)  # EXEC itself is not persisted: its commands' effects were
-    discard_transaction(client)
+    client.discard_transaction()
     return b"*%d\r\n%s" % (len(replies), b"".join(replies))  # type: ignore[arg-type]
 
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 import hiredis
 
 from brook.commands.registry import WRONG_ARITY, find_command
-from brook.commands.transactions import discard_transaction
 from brook.persistence.aof import encoded_size
 from brook.protocol.framing import line_feeds_of, valid_prefix
 from brook.protocol.requests import ProtocolError, is_request
@@ -106,7 +105,7 @@ class Replayer:
 
     def reset(self) -> None:
         """Forget a transaction left open (a new master stream starts)."""
-        discard_transaction(self.client)
+        self.client.discard_transaction()
 
     def run(self, argv: list[bytes], index: int) -> None:
         """Apply the ``index``-th request of the file (0-based)."""

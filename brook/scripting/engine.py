@@ -24,7 +24,6 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
-from brook.admission import SCRIPT, SCRIPT_ALLOW_OOM, SCRIPT_READ_ONLY, SCRIPT_WROTE
 from brook.commands.registry import NO_SUBCOMMAND, WRONG_ARITY, find_command, resolve
 from brook.keyspace import now_us, snapshot_time
 from brook.protocol import resp
@@ -315,10 +314,8 @@ class Engine:
             return self._rejected(None, b"Unknown Redis command called from script")
         if found == WRONG_ARITY:
             return self._rejected(cmd, b"Wrong number of args calling Redis command from script")
-        state = ((SCRIPT_READ_ONLY if run.read_only else 0)
-                 | (SCRIPT_WROTE if run.write_dirty else 0)
-                 | (SCRIPT_ALLOW_OOM if run.allow_oom else 0))
-        refusal = self.server.dispatcher.admission.refusal(run.caller, cmd, argv, SCRIPT, state)
+        refusal = self.server.dispatcher.admission.script_call_refusal(
+            run.caller, cmd, argv, run.read_only, run.write_dirty, run.allow_oom)
         if refusal is not None:
             return self._rejected(cmd, b"-" + refusal.encode("utf-8", "surrogateescape"))
         return cmd
