@@ -6,7 +6,7 @@
 SET (redis-benchmark's ``key:__rand_int__`` keys) and XADD (stream ``s``) at ``-P 1`` and
 ``-P 16``, as the default user and as a user allowed ``~key:* ~s +@all`` (every command, its
 keys checked against two patterns), medians of ``--repeat``: requests/s, and the server's CPU
-time per request (``/proc/<pid>/stat``), steadier than a rate on a shared machine. Issue 22's
+time per request (``/proc/<pid>/stat``), steadier than a rate on a shared machine. The
 target: the user costs at most 5%.
 
 ``--callgrind`` counts instructions instead, the steadiest figure: both servers run under

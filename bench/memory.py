@@ -7,13 +7,13 @@
 INFO ``used_memory`` and
 ``used_memory_rss`` before and after the fill. The table gives each server's growth of both
 and their ratio: how much of what the process took from the system the accounting sees (Brook's
-``used_memory`` is the allocators' count since issue 19; brook/memory.py).
+``used_memory`` is the allocators' count; brook/memory.py).
 
 ``fill``: ``maxmemory <limit>`` with ``noeviction``, then 10 KB SETs worth twice the limit:
 peak RSS (the kernel's high-water mark, VmHWM), the share of writes refused with -OOM, and
 whether deleting half the keys lets writes in again. ``--redis PATH`` picks the Redis binary
 (PATH's redis-server by default; Redis 7.2+ keeps small lists as listpacks). ``evict``: the same with
-``allkeys-lru``: peak RSS, keys evicted, writes refused (none expected). The target (issue 19)
+``allkeys-lru``: peak RSS, keys evicted, writes refused (none expected). The target
 is a peak RSS of at most 1.5 x maxmemory + 30 MB.
 """
 

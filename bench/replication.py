@@ -4,7 +4,7 @@
 
 ``xadd``: redis-benchmark's XADD at ``-P 16`` against a master with no replica, then with one
 connected replica (a second process of the same server), medians of ``--repeat``; the ratio
-is what the replica costs the master's throughput (issue 21's target: at least 0.85). The CPU
+is what the replica costs the master's throughput (the target: at least 0.85). The CPU
 time per request of the master (without, with the replica) and of the replica says whether the
 cost is the master's own work or the replica's process competing for the cores.
 

@@ -1,4 +1,4 @@
-"""Scripting rows for ``bench.run`` (issue 18): EVALSHA under redis-benchmark, memory per cached
+"""Scripting rows for ``bench.run``: EVALSHA under redis-benchmark, memory per cached
 script, and what entering Lua costs in process.
 
     python -m bench.run --suite scripting [--repeat 3]

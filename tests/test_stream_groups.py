@@ -733,7 +733,7 @@ def test_xreadgroup_resp3(five, r3, raw):
 
 
 def test_xreadgroup_block_answers_at_once_when_it_can(five):
-    # Waiting is a later issue; these calls must not wait at all.
+    # Waiting is tested in test_blocking.py; these calls must not wait at all.
     r = five
     assert read(r, "g", "c", "s", ">", "BLOCK", "0", "COUNT", "1") == [[b"s", [entry(1)]]]
     # With an ID other than ">", BLOCK is ignored and an empty history is an empty list
