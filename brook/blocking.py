@@ -410,7 +410,8 @@ def block(client: Session, cmd: Command, args: list[bytes], keys: list[bytes], k
         return None
     if client.in_exec:
         return null if null is not None else resp.null_array(client.protocol)
-    waiter = Waiter(client, cmd, args, keys, kind)
+    # Counted, when it is unblocked, on this server's instance of the command.
+    waiter = Waiter(client, client.server.commands.instance_of(cmd), args, keys, kind)
     waiter.group = group
     waiter.claim = claim
     if afters is not None:

@@ -31,7 +31,7 @@ from brook.acl.users import (
 )
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
-from brook.commands.registry import COMMANDS, Command
+from brook.commands.registry import Command
 from brook.config.errors import ConfigError
 from brook.config.parameters import PARAMETERS
 from brook.config.parameters import lookup as lookup_parameter
@@ -135,7 +135,8 @@ class Server:
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
         self.subscribers = Subscribers(self, self.pubsub)
         self.output_limits = OutputLimits(self)
-        self.command_table = commands.registry.lookup_table()
+        self.commands = commands.registry.CommandTable()  # this server's, with its counters
+        self.command_table = self.commands.lookup
         self.dispatcher = Dispatcher(self)
         # The client whose request is running (Redis's current_client; None between requests
         # and on the fast path, whose sessions are never subscribed): what its command sends
@@ -562,7 +563,7 @@ class Server:
         self.net_output_bytes = 0
         self.keyspace.expired_keys = self.keyspace.hits = self.keyspace.misses = 0
         self.evictor.reset_stats()
-        for cmd in COMMANDS.values():
+        for cmd in self.commands.by_name.values():
             cmd.reset_stats()
         self.ops_samples.clear()
 
@@ -602,12 +603,7 @@ class Server:
         record.add(int(time.time()), latency_ms)
 
     def total_commands(self) -> int:
-        total = 0
-        for cmd in COMMANDS.values():
-            total += cmd.calls
-            for sub in cmd.subcommands.values():
-                total += sub.calls
-        return total
+        return sum(cmd.calls for cmd in self.commands.every())
 
     def used_memory(self) -> int:
         """``used_memory`` read from the allocators now (brook.memory)."""

@@ -36,6 +36,23 @@ def test_execute_runs_a_request_and_counts_it() -> None:
     assert session.last_command == "get"
 
 
+def test_two_servers_in_one_process_count_their_own_commands() -> None:
+    """Per-command statistics belong to a server: each has its own instance of the command
+    table, also for a command counted when a parked client is served."""
+    first, second = _session(), _session()
+    first.server.dispatcher.execute(first, [b"GET", b"k"])
+    assert first.server.dispatcher.execute(first, [b"BLPOP", b"l", b"0"]) is None
+    pusher = Session(first.server)
+    first.server.dispatcher.execute(pusher, [b"RPUSH", b"l", b"x"])
+    first.server.blocking.serve_ready()
+    assert first.out == [b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"]
+    table, other = first.server.command_table, second.server.command_table
+    assert (table[b"get"].calls, table[b"blpop"].calls) == (1, 1)
+    assert (other[b"get"].calls, other[b"blpop"].calls) == (0, 0)
+    assert "cmdstat_get" not in second.server.dispatcher.execute(
+        second, [b"INFO", b"commandstats"]).decode()
+
+
 def test_checks_reject_without_running() -> None:
     session = _session(requirepass="pw")
     dispatcher = session.server.dispatcher

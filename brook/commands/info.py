@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from brook.acl.users import AUTH, CHANNEL, COMMAND, KEY
 from brook.build import BUILD
 from brook.commands.memory_breakdown import memory_breakdown
-from brook.commands.registry import COMMANDS, Command, command, latency_at_percentile
+from brook.commands.registry import command, latency_at_percentile
 from brook.protocol import resp
 from brook.version import BROOK_VERSION, VERSION
 
@@ -248,18 +248,11 @@ def _section_cpu(server: Server) -> list[str]:
     ]
 
 
-def _commands_with_stats() -> list[Command]:
-    found: list[Command] = []
-    for cmd in COMMANDS.values():
-        for entry in (cmd, *cmd.subcommands.values()):
-            if entry.calls or entry.failed_calls or entry.rejected_calls:
-                found.append(entry)
-    return found
-
-
 def _section_commandstats(server: Server) -> list[str]:
     lines = []
-    for cmd in _commands_with_stats():
+    for cmd in server.commands.every():
+        if not (cmd.calls or cmd.failed_calls or cmd.rejected_calls):
+            continue
         usec = int(cmd.seconds * 1e6)
         per_call = usec / cmd.calls if cmd.calls else 0.0
         lines.append(
@@ -280,14 +273,13 @@ def _section_latencystats(server: Server) -> list[str]:
     if not config.latency_tracking:
         return []
     lines = []
-    for cmd in COMMANDS.values():
-        for entry in (cmd, *cmd.subcommands.values()):
-            counts = entry.latency_counts
-            if counts is not None:
-                values = ",".join(
-                    f"p{_percentile_label(p)}={latency_at_percentile(counts, p) / 1000:.3f}"
-                    for p in config.latency_tracking_info_percentiles)
-                lines.append(f"latency_percentiles_usec_{entry.fullname}:{values}")
+    for entry in server.commands.every():
+        counts = entry.latency_counts
+        if counts is not None:
+            values = ",".join(
+                f"p{_percentile_label(p)}={latency_at_percentile(counts, p) / 1000:.3f}"
+                for p in config.latency_tracking_info_percentiles)
+            lines.append(f"latency_percentiles_usec_{entry.fullname}:{values}")
     return lines
 
 

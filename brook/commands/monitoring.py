@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Final
 from brook.commands.args import parse_int
 from brook.commands.common import help_reply
 from brook.commands.registry import (
-    COMMANDS,
     Command,
     CommandError,
     command,
-    command_named,
     container,
     latency_index_range,
     subcommand_error,
@@ -204,10 +202,11 @@ def _with_histograms(commands: list[Command]) -> dict[str, resp.Map]:
          complexity="O(N) where N is the number of commands with latency information being "
                     "retrieved.", syntax="[command [command ...]]")
 def latency_histogram(client: Session, args: list[bytes]) -> bytes:
+    commands = client.server.commands
     if len(args) == 2:
-        found = _with_histograms(list(COMMANDS.values()))
+        found = _with_histograms(list(commands.by_name.values()))
     else:
-        named = [cmd for cmd in map(command_named, args[2:]) if cmd is not None]
+        named = [cmd for cmd in map(commands.named, args[2:]) if cmd is not None]
         found = {}
         for cmd in named:
             found.update(_with_histograms([cmd]))

@@ -228,6 +228,24 @@ class Command:
         index = latency_index(int(seconds * 1e9))
         counts[index] = counts.get(index, 0) + calls
 
+    def instance(self, parent: Command | None = None) -> Command:
+        """This declaration as one server's command: the same declaration, counters of its
+        own (and its subcommands' instances), so that two servers in one process never count
+        each other's calls."""
+        made = Command(self.name, self.handler, self.arity, self.flags,
+                       (self.first_key, self.last_key, self.key_step), self.acl_categories,
+                       self.group, self.summary, self.since, self.complexity, self.syntax,
+                       parent)
+        made.max_args = self.max_args  # (COMMAND's own, narrowed after its declaration)
+        made.find_keys = self.find_keys
+        made.key_keyword = self.key_keyword
+        made.key_flags = self.key_flags
+        made.replay_shortcut = self.replay_shortcut
+        made.is_script = self.is_script
+        for key, sub in self.subcommands.items():
+            made.subcommands[key] = sub.instance(made)
+        return made
+
     def reset_stats(self) -> None:
         self.calls = self.rejected_calls = self.failed_calls = 0
         self.seconds = 0.0
@@ -320,14 +338,38 @@ def replay_shortcut(name: str) -> Callable[[ReplayShortcut], ReplayShortcut]:
     return register
 
 
-def lookup_table() -> dict[bytes, Command]:
-    """The dispatcher's table: lower- and upper-case names map straight to the command, so the
-    common request needs one dict lookup and no case folding."""
-    table: dict[bytes, Command] = {}
-    for name, cmd in COMMANDS.items():
-        table[name.encode()] = cmd
-        table[name.upper().encode()] = cmd
-    return table
+class CommandTable:
+    """One server's commands: an instance of every declaration (:meth:`Command.instance`),
+    holding that server's counters. ``lookup`` is the dispatcher's table: lower- and
+    upper-case names map straight to the command, so the common request needs one dict lookup
+    and no case folding; ``by_name`` is by lower-case name, in declaration order."""
+
+    __slots__ = ("lookup", "by_name")
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Command] = {name: cmd.instance() for name, cmd in COMMANDS.items()}
+        self.lookup: dict[bytes, Command] = {}
+        for name, cmd in self.by_name.items():
+            self.lookup[name.encode()] = cmd
+            self.lookup[name.upper().encode()] = cmd
+
+    def named(self, name: str | bytes) -> Command | None:
+        """This server's command by full name (see :func:`command_named`)."""
+        return command_named(name, self.by_name)
+
+    def instance_of(self, declared: Command) -> Command:
+        """This server's instance of a declared command (a handler names the declaration)."""
+        if declared.parent is None:
+            return self.by_name[declared.name]
+        return self.by_name[declared.parent.name].subcommands[declared.name.encode()]
+
+    def every(self) -> list[Command]:
+        """Every command and subcommand, each container followed by its subcommands."""
+        found: list[Command] = []
+        for cmd in self.by_name.values():
+            found.append(cmd)
+            found.extend(cmd.subcommands.values())
+        return found
 
 
 # What resolving a request found (Redis's lookupCommand, then its arity check).
@@ -363,13 +405,15 @@ def find_command(table: dict[bytes, Command], argv: list[bytes]) -> Command | No
     return None if found == NO_SUBCOMMAND else cmd
 
 
-def command_named(name: str | bytes) -> Command | None:
+def command_named(name: str | bytes,
+                  commands: dict[str, Command] | None = None) -> Command | None:
     """A command or subcommand by its full name, ``container|sub`` (case-insensitive), as
-    COMMAND INFO, ACL rules and LATENCY HISTOGRAM name them."""
+    COMMAND INFO, ACL rules and LATENCY HISTOGRAM name them: the declaration, or one server's
+    instance of it with ``commands`` (:attr:`CommandTable.by_name`)."""
     if isinstance(name, bytes):
         name = name.decode("utf-8", "replace")
     parent_name, bar, sub_name = name.lower().partition("|")
-    cmd = COMMANDS.get(parent_name)
+    cmd = (COMMANDS if commands is None else commands).get(parent_name)
     if cmd is None or not bar:
         return cmd
     return cmd.subcommands.get(sub_name.encode())

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.blocking import POP, Waiter
 from brook.commands.args import parse_int
-from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command
+from brook.commands.registry import SYNTAX_ERROR, CommandError, command
 from brook.commands.timeouts import parse_timeout
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
@@ -209,7 +209,7 @@ def _park(client: Session, name: str, args: list[bytes], wanted: int, offset: in
     command is named, not read from ``last_cmd``: the dispatcher's fast path records that
     only when its batch ends."""
     replication = client.server.replication
-    waiter = Waiter(client, COMMANDS[name], args, [], POP)
+    waiter = Waiter(client, client.server.commands.by_name[name], args, [], POP)
     waiter.on_timeout = lambda: replication.wait_timeout_reply(offset, local)
     client.server.blocking.park(waiter, timeout_ms)
     replication.wait(waiter, wanted, offset, local)
