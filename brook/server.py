@@ -603,7 +603,13 @@ class Server:
         record.add(int(time.time()), latency_ms)
 
     def total_commands(self) -> int:
-        return sum(cmd.calls for cmd in self.commands.every())
+        # (read by the cron at every tick: a plain loop, no list of every command built)
+        total = 0
+        for cmd in self.commands.by_name.values():
+            total += cmd.calls
+            for sub in cmd.subcommands.values():
+                total += sub.calls
+        return total
 
     def used_memory(self) -> int:
         """``used_memory`` read from the allocators now (brook.memory)."""
