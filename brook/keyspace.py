@@ -2,7 +2,7 @@
 
 Values are plain Python objects chosen per type for speed: a string is ``bytes`` (or a
 ``bytearray`` once modified in place by APPEND/SETRANGE, which Redis reports as encoding
-``raw``), a hash is a ``dict``. Later types register their class in :data:`TYPE_NAMES`.
+``raw``); every other value type is declared in :data:`TYPE_NAMES`.
 
 Expiry is lazy (a read of an expired key deletes it) and active: each database keeps a heap of
 ``(deadline, key)`` so the periodic job removes exactly the keys that are due, instead of
@@ -27,17 +27,38 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
 from brook.types import native
+from brook.types.hash import Hash
 from brook.types.keytable import LFU_INIT_VAL, KeyTable, idle_seconds, lfu_decayed
+from brook.types.lists import ListValue, list_encoding
 from brook.types.scanindex import ScanIndex
+from brook.types.set import SetValue
+from brook.types.stream import Stream
+from brook.types.zset import SortedSet
 
 if TYPE_CHECKING:
     from brook.session import Session
 
-# Per value type (the Python class of a stored value), registered by the module that owns it:
-# the name TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
-TYPE_NAMES: Final[dict[type, str]] = {bytes: "string", bytearray: "string"}
-ENCODINGS: Final[dict[type, Callable[[object], str]]] = {}
-COPIERS: Final[dict[type, Callable[[object], object]]] = {bytes: lambda value: value}
+# Per value type (the Python class of a stored value), declared here for every type: the name
+# TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
+TYPE_NAMES: Final[dict[type, str]] = {
+    bytes: "string", bytearray: "string", Hash: "hash", ListValue: "list", SetValue: "set",
+    SortedSet: "zset", Stream: "stream",
+}
+ENCODINGS: Final[dict[type, Callable[[object], str]]] = {
+    Hash: lambda value: value.encoding,  # type: ignore[attr-defined]
+    ListValue: list_encoding,
+    SetValue: lambda value: value.encoding,  # type: ignore[attr-defined]
+    SortedSet: lambda value: value.encoding,  # type: ignore[attr-defined]
+    Stream: lambda value: "stream",
+}
+COPIERS: Final[dict[type, Callable[[object], object]]] = {
+    bytes: lambda value: value,
+    Hash: lambda value: value.copy(),  # type: ignore[attr-defined]
+    ListValue: lambda value: value.copy(),  # type: ignore[attr-defined]
+    SetValue: lambda value: value.copy(),  # type: ignore[attr-defined]
+    SortedSet: lambda value: value.copy(),  # type: ignore[attr-defined]
+    Stream: lambda value: value.copy(),  # type: ignore[attr-defined]
+}
 
 # The table a database's keys live in: the C one when this build has it.
 _KEY_TABLE: Final[type[KeyTable]] = native.KeyTable or KeyTable

@@ -9,8 +9,6 @@ would report.
 
 from __future__ import annotations
 
-from brook import keyspace
-
 
 class Hash(dict[bytes, bytes]):
     """A hash value; ``is_hashtable`` is True once Redis would have converted it."""
@@ -47,8 +45,3 @@ class Hash(dict[bytes, bytes]):
         """Convert when any field or value about to be stored exceeds the listpack limit."""
         if not self.is_hashtable and items and max(map(len, items)) > max_length:
             self.is_hashtable = True
-
-
-keyspace.TYPE_NAMES[Hash] = "hash"
-keyspace.ENCODINGS[Hash] = lambda value: value.encoding  # type: ignore[attr-defined]
-keyspace.COPIERS[Hash] = lambda value: value.copy()  # type: ignore[attr-defined]

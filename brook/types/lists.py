@@ -89,7 +89,6 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate
 from typing import Final
 
-from brook import keyspace
 from brook.types.lpsize import string_size
 from brook.types.packing import pack_items, unpack_items
 
@@ -1160,8 +1159,3 @@ def list_encoding(value: object) -> str:
     for every list)."""
     assert isinstance(value, ListValue)
     return "listpack" if value.lp >= 0 else "quicklist"
-
-
-keyspace.TYPE_NAMES[ListValue] = "list"
-keyspace.ENCODINGS[ListValue] = list_encoding
-keyspace.COPIERS[ListValue] = lambda value: value.copy()  # type: ignore[attr-defined]

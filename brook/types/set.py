@@ -20,7 +20,6 @@ import random
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from brook import keyspace
 from brook.protocol.requests import parse_strict_int
 
 INTSET, LISTPACK, HASHTABLE = 0, 1, 2
@@ -199,8 +198,3 @@ class SetValue(dict[bytes, None]):
         member = self.random_member()
         del self[member]
         return member
-
-
-keyspace.TYPE_NAMES[SetValue] = "set"
-keyspace.ENCODINGS[SetValue] = lambda value: value.encoding  # type: ignore[attr-defined]
-keyspace.COPIERS[SetValue] = lambda value: value.copy()  # type: ignore[attr-defined]

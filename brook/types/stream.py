@@ -20,7 +20,7 @@ XINFO reports (length, first, last and max-deleted IDs, entries added), the stre
 groups and IDMP state, and the int form of IDs. One node -- the sealed blob's layout, sealing and
 decoding it, its cached decoded and RESP forms -- is :mod:`brook.types.stream_node`'s. This
 module imports that codec, :mod:`brook.types.lpsize` (the open node's listpack size),
-:mod:`brook.types.native`, groups and IDMP, and the keyspace only to register the type; the
+:mod:`brook.types.native`, groups and IDMP (the keyspace, above, declares the type); the
 codec never imports it back.
 
 Lists of fields returned by :meth:`Stream.range` and :meth:`Stream.get` are shared with the
@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any, Final, cast
 
-from brook import keyspace
 from brook.types import lpsize, native
 from brook.types.groups import Group
 from brook.types.idmp import Idmp
@@ -592,8 +591,3 @@ class Stream:
                 dup._tail = twin
             dup._nodes.append(twin)
         return dup
-
-
-keyspace.TYPE_NAMES[Stream] = "stream"
-keyspace.ENCODINGS[Stream] = lambda value: "stream"
-keyspace.COPIERS[Stream] = lambda value: value.copy()  # type: ignore[attr-defined]

@@ -39,7 +39,6 @@ from typing import Protocol
 
 from sortedcontainers import SortedList
 
-from brook import keyspace
 from brook.types.packing import pack_items, unpack_items
 
 LISTPACK, SKIPLIST = 0, 1
@@ -399,8 +398,3 @@ class SortedSet:
             else:
                 high = middle
         return low
-
-
-keyspace.TYPE_NAMES[SortedSet] = "zset"
-keyspace.ENCODINGS[SortedSet] = lambda value: value.encoding  # type: ignore[attr-defined]
-keyspace.COPIERS[SortedSet] = lambda value: value.copy()  # type: ignore[attr-defined]
