@@ -104,19 +104,9 @@ def _forget_ttl(db: Database, key: bytes) -> None:
     group="string", summary="Returns the string value of a key.", syntax="key",
 )
 def get(client: Session, args: list[bytes]) -> bytes:
-    db = client.db
-    key = args[1]
-    value = db.data.fetch(key)  # an access (an expired key is deleted, so it does not count)
-    if value is not None and db.expires:
-        deadline = db.expires.get(key)
-        if deadline is not None and deadline <= expiry_now():
-            db.expire_key(key)
-            value = None
-    keyspace = db.keyspace
+    value = client.db.lookup_read(args[1])
     if value is None:
-        keyspace.misses += 1
         return NULL_BULK if client.protocol == 2 else NULL3
-    keyspace.hits += 1
     kind = type(value)
     if kind is bytes or kind is bytearray:
         size = len(value)  # type: ignore[arg-type]
@@ -464,12 +454,7 @@ def _stored_int(value: object) -> int:
 def incr(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
-    value = db.data.get(key)
-    if value is not None and db.expires:
-        deadline = db.expires.get(key)
-        if deadline is not None and deadline <= expiry_now():
-            db.expire_key(key)
-            value = None
+    value = db.lookup(key)
     # Up to 18 canonical digits take the short way; anything else string2ll's full checks.
     number = 0 if value is None else short_decimal(value) if type(value) is bytes else -1
     if number < 0:
