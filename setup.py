@@ -23,6 +23,7 @@ COMPILED = [
     "brook/session.py",
     "brook/dispatch.py",
     "brook/admission.py",
+    "brook/command_log.py",
     "brook/commands/registry.py",
     "brook/protocol/resp.py",
     "brook/protocol/requests.py",

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from brook.admission import QUEUED, TOPLEVEL, WAITER, Admission
+from brook.command_log import Monitors, SlowLog
 from brook.commands.registry import (
     NO_COMMAND,
     NO_SUBCOMMAND,
@@ -85,6 +86,8 @@ class Dispatcher:
         self.table = server.command_table
         self._exec = self.table[b"exec"]
         self.admission = Admission(server)
+        self.slowlog = SlowLog(server.config, server.latency_add)
+        self.monitors = Monitors()
 
     # -- a read's worth of requests (the connection's hot path) -----------------------------
 
@@ -101,7 +104,8 @@ class Dispatcher:
         would not (see brook.connection)."""
         server = self.server
         table = self.table
-        slowlog_threshold = server.slowlog_threshold
+        slowlog = self.slowlog
+        slowlog_threshold = slowlog.threshold
         # slowlog-log-slower-than 0 logs every command, in order: each fast one is timed too.
         share_fast_time = slowlog_threshold > 0.0
         out = session.out
@@ -205,7 +209,7 @@ class Dispatcher:
                         if server.config.latency_tracking:
                             cmd.record_latency(elapsed)
                         if elapsed > slowlog_threshold:
-                            server.slowlog_add(session, cmd, request, elapsed)  # type: ignore[arg-type]
+                            slowlog.add(session, cmd, request, elapsed)  # type: ignore[arg-type]
             if reply is not None:
                 out.append(reply)
                 out_size += len(reply)
@@ -240,8 +244,8 @@ class Dispatcher:
             cmd.seconds += seconds
             if tracking:
                 cmd.record_latency(seconds / calls, calls)
-            if calls == 1 and request is not None and seconds > self.server.slowlog_threshold:
-                self.server.slowlog_add(session, cmd, request, seconds)
+            if calls == 1 and request is not None and seconds > self.slowlog.threshold:
+                self.slowlog.add(session, cmd, request, seconds)
             return
         others[cmd] = others.get(cmd, 0) + calls
         total = sum(others.values())
@@ -390,10 +394,10 @@ class Dispatcher:
             server.tracking.remember(cmd, args)
         if saved_access is not None:
             session.db.restore_access(saved_access)
-        if server.monitors and not session.reprocessing and not session.replaying:
+        if self.monitors.clients and not session.reprocessing and not session.replaying:
             # After the command, as Redis: a SELECT shows its new database. A parked command
             # is shown once, when it is first run.
-            server.feed_monitors(session, cmd, args)
+            self.monitors.feed(session, cmd, args)
         elapsed = _perf() - started
         if reply is None or session.reprocessing:
             self.parked(session, elapsed)
@@ -443,8 +447,8 @@ class Dispatcher:
         cmd.seconds += elapsed
         if self.server.config.latency_tracking:
             cmd.record_latency(elapsed)
-        if elapsed > self.server.slowlog_threshold:
-            self.server.slowlog_add(session, cmd, args, elapsed)
+        if elapsed > self.slowlog.threshold:
+            self.slowlog.add(session, cmd, args, elapsed)
 
     def persist(self, session: Session, request: list[bytes], replied: bool = True) -> None:
         """Record what a command changed: its declared effects, else the request itself. A

@@ -34,7 +34,6 @@ from brook.build import BUILD, stale_modules
 from brook.commands.registry import Command
 from brook.config.errors import ConfigError
 from brook.config.parameters import PARAMETERS
-from brook.config.parameters import lookup as lookup_parameter
 from brook.config.store import Config
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
@@ -77,32 +76,10 @@ DENIED: Final = (
 MAX_CLIENTS_REACHED: Final = b"-ERR max number of clients reached\r\n"
 
 # Redis keeps at most 32 arguments of a slow command, each cut to 128 bytes.
-SLOWLOG_MAX_ARGS: Final = 32
-SLOWLOG_MAX_ARG_LEN: Final = 128
 # Samples kept per latency event (Redis's LATENCY_TS_LEN).
 LATENCY_SAMPLES: Final = 160
-REDACTED: Final = b"(redacted)"
 # File descriptors kept for listeners, log and persistence files besides one per client.
 RESERVED_FDS: Final = 32
-
-
-class SlowlogEntry:
-    __slots__ = ("id", "timestamp", "duration_us", "args", "addr", "name")
-
-    def __init__(self, entry_id: int, duration_us: int, args: list[bytes], client: Session) -> None:
-        self.id = entry_id
-        self.timestamp = int(time.time())
-        self.duration_us = duration_us
-        kept = [
-            a if len(a) <= SLOWLOG_MAX_ARG_LEN
-            else a[:SLOWLOG_MAX_ARG_LEN] + b"... (%d more bytes)" % (len(a) - SLOWLOG_MAX_ARG_LEN)
-            for a in args[:SLOWLOG_MAX_ARGS]
-        ]
-        if len(args) > SLOWLOG_MAX_ARGS:
-            kept[-1] = b"... (%d more arguments)" % (len(args) - SLOWLOG_MAX_ARGS + 1)
-        self.args = kept
-        self.addr = client.addr
-        self.name = client.name
 
 
 class LatencyEvent:
@@ -150,7 +127,6 @@ class Server:
                                  lambda: self.current_client, self._executing_client,
                                  self._after_turn)
         self.next_client_id = 1
-        self.monitors: list[Client] = []
         self.run_id = secrets.token_hex(20)
         self.replication = Replication(self)
         # Whether clients need the dispatcher's replication checks (READONLY on a replica,
@@ -181,14 +157,6 @@ class Server:
         # (monotonic time, commands, input bytes, output bytes), one sample per cron tick.
         self.ops_samples: deque[tuple[float, int, int, int]] = deque(maxlen=16)
         self.reset_stats()
-        # At most slowlog-max-len entries; a limit of 0 turns the log off and leaves it as it
-        # is (Redis 7.2+ trims it only while on).
-        self.slowlog: deque[SlowlogEntry] = deque()
-        self.slowlog_next_id = 0
-        # The connection times every command and calls slowlog_add() above this many seconds:
-        # the lower of the slow log and latency monitor thresholds.
-        self.slowlog_threshold = float("inf")
-        self._slowlog_seconds = float("inf")
         self.latency_events: dict[str, LatencyEvent] = {}
         self.listening = Listeners(lambda: Client(self), self.log)
         self.tls: TlsContexts | None = None  # TLS contexts, when TLS is configured
@@ -215,7 +183,6 @@ class Server:
         if not config.aclfile:  # (with an ACL file, requirepass is ignored, as in Redis)
             self.acl.set_default_password(config.requirepass)
         lists.LIMIT.set(config.list_max_listpack_size)  # what a list's encoding follows
-        self._update_thresholds()
         self.adjust_open_files_limit()
         self.scripting = Engine(self)
         self._register_apply_steps()
@@ -241,10 +208,11 @@ class Server:
         apply("tls-auth-clients", self._tls_auth_clients_changed)
         apply("port", self._port_changed)
         apply("bind", self._bind_changed)
-        apply("slowlog-log-slower-than", self._update_thresholds)
-        apply("latency-monitor-threshold", self._update_thresholds)
+        slowlog = self.dispatcher.slowlog
+        apply("slowlog-log-slower-than", slowlog.update_thresholds)
+        apply("latency-monitor-threshold", slowlog.update_thresholds)
         apply("list-max-listpack-size", self._list_limit_changed)
-        apply("slowlog-max-len", self._trim_slowlog)
+        apply("slowlog-max-len", slowlog.trim)
         apply("requirepass", self._requirepass_changed)
         apply("dir", self._dir_changed)
         apply("appendonly", self._appendonly_changed)
@@ -261,11 +229,6 @@ class Server:
 
     def _list_limit_changed(self) -> None:
         lists.LIMIT.set(self.config.list_max_listpack_size)
-
-    def _trim_slowlog(self) -> None:
-        max_len = self.config.slowlog_max_len
-        while max_len and len(self.slowlog) > max_len:
-            self.slowlog.pop()
 
     def _requirepass_changed(self) -> None:
         self.acl.set_default_password(self.config.requirepass)
@@ -349,13 +312,6 @@ class Server:
             f"{self.config.maxclients} to compensate for low ulimit. If you need higher "
             "maxclients increase 'ulimit -n'.",
         )
-
-    def _update_thresholds(self) -> None:
-        slower_than = self.config.slowlog_log_slower_than
-        self._slowlog_seconds = float("inf") if slower_than < 0 else slower_than / 1e6
-        latency_ms = self.config.latency_monitor_threshold
-        latency_seconds = latency_ms / 1e3 if latency_ms > 0 else float("inf")
-        self.slowlog_threshold = min(self._slowlog_seconds, latency_seconds)
 
     # -- clients ----------------------------------------------------------------------------------
 
@@ -517,33 +473,17 @@ class Server:
 
     def add_monitor(self, client: Client) -> None:
         client.is_monitor = True
-        self.monitors.append(client)
+        self.dispatcher.monitors.clients.append(client)
         for other in self.clients.values():
             other.refresh_mode()
 
     def remove_monitor(self, client: Client) -> None:
         client.is_monitor = False
-        if client in self.monitors:
-            self.monitors.remove(client)
+        monitors = self.dispatcher.monitors.clients
+        if client in monitors:
+            monitors.remove(client)
         for other in self.clients.values():
             other.refresh_mode()
-
-    def feed_monitors(self, client: Session, cmd: Command, args: list[bytes],
-                      explicit: bool = False) -> None:
-        """Send a MONITOR line: ``+<time> [<db> <addr>] "arg" ...``, arguments quoted as Redis
-        does. Administrative commands are never shown and secrets are redacted, as in Redis.
-        ``skip_monitor`` commands (EVAL, FCALL) show themselves, ``explicit``ly, before the
-        commands they run."""
-        if "admin" in cmd.flags or ("skip_monitor" in cmd.flags and not explicit):
-            return
-        shown = _redact(cmd, args)
-        line = b'+%.6f [%d %s] %s\r\n' % (
-            time.time(), client.db.index, client.addr.encode(),
-            b" ".join(quote_arg(a) for a in shown),
-        )
-        for monitor in self.monitors:
-            if monitor is not client:
-                monitor.push(line)
 
     # -- replies and statistics ------------------------------------------------------------------
 
@@ -570,27 +510,6 @@ class Server:
     def count_error(self, code: str) -> None:
         self.stats["total_error_replies"] += 1
         self.errorstats[code] = self.errorstats.get(code, 0) + 1
-
-    def slowlog_add(
-        self, client: Session, cmd: Command, args: list[bytes], elapsed: float
-    ) -> None:
-        """A command ran longer than :attr:`slowlog_threshold`: record it in the slow log and/or
-        as a latency sample, whichever thresholds it reached."""
-        if "skip_slowlog" in cmd.flags:
-            return  # EXEC: the commands it ran are logged one by one
-        max_len = self.config.slowlog_max_len
-        if elapsed >= self._slowlog_seconds and max_len:
-            shown = _redact(cmd, args)
-            slowlog = self.slowlog
-            slowlog.appendleft(SlowlogEntry(self.slowlog_next_id, int(elapsed * 1e6), shown, client))
-            self.slowlog_next_id += 1
-            while len(slowlog) > max_len:
-                slowlog.pop()
-        threshold_ms = self.config.latency_monitor_threshold
-        latency_ms = int(elapsed * 1000)
-        if threshold_ms > 0 and latency_ms >= threshold_ms:
-            fast = "fast" in cmd.flags
-            self.latency_add("fast-command" if fast else "command", latency_ms)
 
     def latency_add(self, event: str, latency_ms: int) -> None:
         """Record a latency sample (the latency monitor: LATENCY LATEST/HISTORY)."""
@@ -1011,63 +930,3 @@ def _is_waiting(client: Session) -> bool:
                 or client.shard_channels)
 
 
-def _redact(cmd: Command, args: list[bytes]) -> list[bytes]:
-    """Hide secrets from the slow log and MONITOR as Redis does: AUTH's arguments, HELLO's
-    AUTH pair, MIGRATE's AUTH/AUTH2 credentials, sensitive CONFIG SET values and the users and
-    rules of ACL SETUSER, GETUSER and DELUSER become ``(redacted)``."""
-    if cmd.name == "auth":
-        return [args[0]] + [REDACTED] * (len(args) - 1)
-    if cmd.fullname in ("acl|setuser", "acl|deluser", "acl|getuser"):
-        return args[:2] + [REDACTED] * (len(args) - 2)
-    if cmd.name == "hello":
-        shown = list(args)
-        position = 2
-        while position < len(args):
-            option = args[position].lower()
-            if option == b"auth" and position + 2 < len(args):
-                shown[position + 1] = shown[position + 2] = REDACTED
-                position += 3
-            else:
-                position += 2 if option == b"setname" else 1
-        return shown
-    if cmd.name == "migrate":  # AUTH password, AUTH2 username password
-        shown = list(args)
-        position = 6
-        while position < len(args):
-            option = args[position].lower()
-            if option == b"keys":
-                break
-            width = 1 if option == b"auth" else 2 if option == b"auth2" else 0
-            shown[position + 1:position + 1 + width] = [REDACTED] * len(
-                shown[position + 1:position + 1 + width])
-            position += 1 + width
-        return shown
-    if cmd.fullname == "config|set":
-        shown = list(args)
-        for index in range(2, len(args) - 1, 2):
-            param = lookup_parameter(args[index].decode("utf-8", "replace"))
-            if param is not None and param.sensitive:
-                shown[index + 1] = REDACTED
-        return shown
-    return args
-
-
-_REPR_ESCAPES: Final = {
-    ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\n"): b"\\n", ord("\r"): b"\\r",
-    ord("\t"): b"\\t", 7: b"\\a", 8: b"\\b",
-}
-
-
-def quote_arg(arg: bytes) -> bytes:
-    """Redis's ``sdscatrepr``: a double-quoted string with C escapes and \\xHH for the rest."""
-    parts = [b'"']
-    for byte in arg:
-        escaped = _REPR_ESCAPES.get(byte)
-        if escaped is not None:
-            parts.append(escaped)
-        elif 32 <= byte < 127:
-            parts.append(bytes((byte,)))
-        else:
-            parts.append(b"\\x%02x" % byte)
-    parts.append(b'"')
-    return b"".join(parts)

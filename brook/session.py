@@ -139,7 +139,7 @@ class Session:
             or self.in_multi
             or self.reply_mode != REPLY_ON
             or self.no_touch
-            or server.monitors
+            or server.dispatcher.monitors.clients
             or self.parser is not None
             or server.loading
             or server.aof_write_failed

@@ -117,6 +117,7 @@ RULES = [
                        "brook.dispatch")),
     ("brook.dispatch", ("brook.connection", "brook.server")),
     ("brook.admission", ("brook.connection", "brook.dispatch", "brook.listeners", "brook.cli")),
+    ("brook.command_log", ("brook.connection", "brook.dispatch", "brook.server", "brook.cli")),
     ("brook.scripting", ("brook.admission", "brook.dispatch", "brook.connection", "brook.cli")),
     ("brook.protocol", ("brook.commands", "brook.session", "brook.keyspace", "brook.types",
                         "brook.dispatch", "brook.connection", "brook.server", "brook.config")),

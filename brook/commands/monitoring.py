@@ -43,7 +43,7 @@ container("slowlog", group="server", acl="@slow", since="2.2.12",
          summary="Returns the slow log's entries.",
          complexity="O(N) where N is the number of entries returned", syntax="[count]")
 def slowlog_get(client: Session, args: list[bytes]) -> bytes:
-    slowlog = client.server.slowlog
+    slowlog = client.server.dispatcher.slowlog.entries
     count = 10
     if len(args) == 3:
         count = parse_int(args[2], "ERR count should be greater than or equal to -1")
@@ -70,14 +70,14 @@ def slowlog_get(client: Session, args: list[bytes]) -> bytes:
 @command("slowlog|len", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Returns the number of entries in the slow log.", syntax="")
 def slowlog_len(client: Session, args: list[bytes]) -> bytes:
-    return resp.integer(len(client.server.slowlog))
+    return resp.integer(len(client.server.dispatcher.slowlog.entries))
 
 
 @command("slowlog|reset", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Clears all entries from the slow log.",
          complexity="O(N) where N is the number of entries in the slowlog", syntax="")
 def slowlog_reset(client: Session, args: list[bytes]) -> bytes:
-    client.server.slowlog.clear()
+    client.server.dispatcher.slowlog.entries.clear()
     return resp.OK
 
 

@@ -58,9 +58,10 @@ def script_key_positions(argc: int, args: list[bytes]) -> list[int]:
 def _show_in_monitor(client: Session, args: list[bytes]) -> None:
     """Scripts are shown before the commands they run, as Redis feeds them explicitly."""
     server = client.server
-    if server.monitors and not client.replaying:
+    monitors = server.dispatcher.monitors
+    if monitors.clients and not client.replaying:
         name = args[0].decode("latin-1").lower()
-        server.feed_monitors(client, COMMANDS[name], args, explicit=True)
+        monitors.feed(client, server.commands.by_name[name], args, explicit=True)
 
 
 def _eval(client: Session, args: list[bytes], by_sha: bool, read_only: bool) -> bytes:
