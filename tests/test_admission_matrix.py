@@ -55,12 +55,16 @@ class Case:
     loader: str | None = None
     replica: str | None = None
     min_redis: tuple[int, ...] = field(default=(7, 0))
+    in_process: bool = True  # False: its state needs the event loop (a replica's link)
 
 
 _ACL_SET = ("ACL", "SETUSER", "u", "on", "nopass", "+@all", "-set", "~*", "&*")
 _ACL_KEY = ("ACL", "SETUSER", "u", "on", "nopass", "+@all", "~a*", "&*")
 _OOM = "-OOM command not allowed when used memory > 'maxmemory'."
 _NOREPLICAS = "-NOREPLICAS Not enough good replicas to write."
+_READONLY = "-READONLY You can't write against a read only replica."
+_MASTERDOWN = ("-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+               "'no'.")
 
 CASES = [
     Case("unknown command", ("NOSUCHCMD", "a"),
@@ -129,6 +133,18 @@ CASES = [
                 "QUIT / RESET are allowed in this context",
          function="-ERR Can't execute 'fcall': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                   "QUIT / RESET are allowed in this context"),
+    # A replica whose master cannot be reached (port 1): writes refused, reads stale.
+    Case("read-only replica", ("SET", "k", "v"),
+         setup=(("REPLICAOF", "127.0.0.1", "1"),), undo=(("REPLICAOF", "NO", "ONE"),),
+         socket=_READONLY, queued=(_READONLY, EXECABORT), script=_READONLY, function=_READONLY,
+         in_process=False),
+    Case("stale replica", ("GET", "k"),
+         setup=(("CONFIG", "SET", "replica-serve-stale-data", "no"),
+                ("REPLICAOF", "127.0.0.1", "1")),
+         undo=(("REPLICAOF", "NO", "ONE"), ("CONFIG", "SET", "replica-serve-stale-data", "yes")),
+         socket=_MASTERDOWN, queued=(_MASTERDOWN, EXECABORT), script=_MASTERDOWN,
+         function=_READONLY,  # a function declares writes: READONLY comes first
+         in_process=False),
     Case("a command scripts may not run", ("SAVE",),
          script="-ERR This Redis command is not allowed from script",
          function="-ERR This Redis command is not allowed from script"),
@@ -193,14 +209,16 @@ def _ok(reply: str) -> bool:
     return reply in ("$OK", "+OK")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.socket], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.socket and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_socket(brook_in_process: InProcess, case: Case) -> None:
     brook = brook_in_process
     acting = brook.prepare(case)
     assert brook.call(acting, *case.request) == case.socket
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.queued], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.queued and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_queued(brook_in_process: InProcess, case: Case) -> None:
     brook = brook_in_process
     acting = brook.prepare(case)
@@ -209,14 +227,16 @@ def test_in_process_queued(brook_in_process: InProcess, case: Case) -> None:
     assert (brook.call(acting, *case.request), brook.call(acting, "EXEC")) == case.queued
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.script], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.script and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_script(brook_in_process: InProcess, case: Case) -> None:
     brook = brook_in_process
     acting = brook.prepare(case)
     assert brook.call(acting, "EVAL", SCRIPT, "0", *case.request) == case.script
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.function], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.function and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_function(brook_in_process: InProcess, case: Case) -> None:
     brook = brook_in_process
     assert brook.call(brook.admin, "FUNCTION", "LOAD", LIBRARY) == "$matrix"
@@ -224,7 +244,8 @@ def test_in_process_function(brook_in_process: InProcess, case: Case) -> None:
     assert brook.call(acting, "FCALL", "relay", "0", *case.request) == case.function
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.loader], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.loader and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_aof_replay(brook_in_process: InProcess, case: Case) -> None:
     """The AOF is never refused (what it holds already ran): only what cannot be resolved
     stops the load."""
@@ -241,7 +262,8 @@ def test_in_process_aof_replay(brook_in_process: InProcess, case: Case) -> None:
         assert str(failure.value) == case.loader
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.replica], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if c.replica and c.in_process],
+                         ids=lambda c: c.name)
 def test_in_process_master_stream(brook_in_process: InProcess, case: Case,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A replica applies what its master sent, whatever its own state; what it cannot resolve
