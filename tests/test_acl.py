@@ -197,6 +197,12 @@ def test_dryrun(server: ServerProcess) -> None:
     assert error_of(r, "ACL", "DRYRUN", "erin", "NOSUCH", "k") == "Command 'NOSUCH' not found"
     assert error_of(r, "ACL", "DRYRUN", "erin", "GET") == (
         "wrong number of arguments for 'get' command")
+    # A container alone is the container, with too few arguments; an unknown subcommand is
+    # no command at all (Redis's lookupCommand).
+    assert error_of(r, "ACL", "DRYRUN", "erin", "CONFIG") == (
+        "wrong number of arguments for 'config' command")
+    assert error_of(r, "ACL", "DRYRUN", "erin", "CONFIG", "NOSUCH") == (
+        "Command 'CONFIG' not found")
 
 
 def test_auth(server: ServerProcess) -> None:
