@@ -71,6 +71,20 @@ def test_reset_inside_multi(raw):
     )
 
 
+def _multi_mem(raw) -> int:
+    line = raw.call("CLIENT", "INFO").decode()
+    return int(line.split("multi-mem=")[1].split()[0])
+
+
+def test_reset_forgets_the_queued_commands_memory(raw):
+    """What a transaction queued counts as the client's (CLIENT LIST multi-mem, and the query
+    buffer limit); RESET discards it, as DISCARD does."""
+    assert raw.call("MULTI") == b"OK"
+    assert raw.call("SET", "k", "v" * 1000) == b"QUEUED"
+    assert raw.call("RESET") == b"RESET"
+    assert _multi_mem(raw) == 0
+
+
 def test_redis_py_transaction_pipeline(r):
     pipe = r.pipeline(transaction=True)
     pipe.set("k", "v").incr("n").incr("n").get("k")
