@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command
-from brook.commands.strings import string_value
+from brook.commands.string_values import string_value
 from brook.notify import STRING, created, stored, written
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int

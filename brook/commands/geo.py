@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import parse_int
 from brook.commands.registry import COMMANDS, NOT_FLOAT, SYNTAX_ERROR, CommandError, command, text
+from brook.commands.zset_add import run_zadd
 from brook.commands.zset_args import read_zset, score_reply, to_double
-from brook.commands.zsets import run_zadd
 from brook.notify import ZSET, stored
 from brook.persistence.effects import propagate
 from brook.protocol import resp

@@ -17,7 +17,7 @@ import random
 from typing import TYPE_CHECKING, Final
 
 from brook.commands.registry import CommandError, command
-from brook.commands.strings import string_value
+from brook.commands.string_values import string_value
 from brook.notify import STRING, created, written
 from brook.protocol import resp
 from brook.types import hll

@@ -1,6 +1,6 @@
 """Blocking list pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE and BLMPOP.
 
-Each is its non-blocking form (from :mod:`brook.commands.lists`) plus a timeout in seconds with
+Each is its non-blocking form (:mod:`brook.commands.list_pops`) plus a timeout in seconds with
 decimals. With nothing to pop the client parks (:mod:`brook.blocking`) on every key it names;
 a push serves the longest-waiting client of the key first, one run of its command per pop, so
 each pushed element goes to exactly one client. BLMOVE/BRPOPLPUSH run as one command when
@@ -13,16 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook import blocking
-from brook.commands.lists import (
+from brook.commands.list_args import (
     blmpop_key_positions,
-    move_reply,
-    movem_reply,
-    mpop_reply,
     parse_direction,
     parse_how_many,
     parse_mpop_args,
-    pop_reply,
 )
+from brook.commands.list_pops import move_reply, movem_reply, mpop_reply, pop_reply
 from brook.commands.registry import COMMANDS, command
 from brook.commands.timeouts import parse_timeout
 from brook.persistence.effects import propagate

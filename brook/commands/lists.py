@@ -12,20 +12,34 @@ comes off a loose end of the value directly (the contract is in ListValue's docs
 
 Every command that changes a list says so with :func:`brook.notify.written` (``ready`` when
 elements went in, so that parked clients get a look), and the pop/move logic lives in
-module-level functions returning the reply bytes (None when there is nothing to pop), so the
-blocking forms run exactly the code the plain forms do:
-:func:`pop_reply` (BLPOP/BRPOP), :func:`move_reply` (BLMOVE/BRPOPLPUSH), :func:`mpop_reply`
-with :func:`parse_mpop_args` (BLMPOP) and :func:`parse_direction`.
+functions returning the reply bytes (None when there is nothing to pop), so the blocking forms
+run exactly the code the plain forms do: they are in :mod:`brook.commands.list_pops`, the
+parsing both share in :mod:`brook.commands.list_args`, the lookups and bookkeeping of every list
+writer in :mod:`brook.commands.list_values` (none of them a command family).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from itertools import islice
 from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
+from brook.commands.list_args import (
+    lmpop_key_positions,
+    option_word,
+    parse_direction,
+    parse_how_many,
+    parse_mpop_args,
+)
+from brook.commands.list_pops import move_reply, movem_reply, mpop_reply
+from brook.commands.list_values import (
+    bulks,
+    elements_added,
+    elements_removed,
+    take,
+    write_list,
+    write_list_or_create,
+)
 from brook.commands.registry import (
     COMMANDS,
     NO_SUCH_KEY,
@@ -34,8 +48,7 @@ from brook.commands.registry import (
     command,
     of_type,
 )
-from brook.notify import GENERIC, LIST, created, emptied, notify, written
-from brook.persistence.effects import propagate
+from brook.notify import GENERIC, LIST, notify, written
 from brook.protocol import resp
 from brook.types.lists import PACK_AT, ListValue
 
@@ -60,8 +73,6 @@ RANK_ZERO: Final = (
 )
 COUNT_NEGATIVE: Final = "ERR COUNT can't be negative"
 MAXLEN_NEGATIVE: Final = "ERR MAXLEN can't be negative"
-NUMKEYS_ERROR: Final = "ERR numkeys should be greater than 0"
-MPOP_COUNT_ERROR: Final = "ERR count should be greater than 0"
 
 _PUSH_COMPLEXITY: Final = (
     "O(1) for each element added, so O(N) to add N elements when the command is called with "
@@ -70,7 +81,7 @@ _PUSH_COMPLEXITY: Final = (
 
 
 # ---------------------------------------------------------------------------------------------
-# Lookups and the bookkeeping every writer shares.
+# Lookups and replies (a writer's lookup and bookkeeping: brook.commands.list_values).
 # ---------------------------------------------------------------------------------------------
 
 
@@ -80,83 +91,12 @@ def _read_list(db: Database, key: bytes) -> ListValue | None:
     return of_type(db.lookup_read(key), ListValue)  # type: ignore[return-value]
 
 
-def _write_list(db: Database, key: bytes) -> ListValue | None:
-    """The list at ``key`` for a write command (Redis's lookupKeyWrite: no hit/miss count)."""
-    return of_type(db.lookup(key), ListValue)  # type: ignore[return-value]
-
-
-def _write_list_or_create(client: Session, key: bytes) -> ListValue:
-    """The general path of a push: expiry, WRONGTYPE, and a new empty list for a missing key
-    (the caller adds to it at once, so no empty list is ever visible)."""
-    db = client.db
-    found = _write_list(db, key)
-    if found is None:
-        created(client, key)
-        found = db.data[key] = ListValue()  # lookup removed any expired value and its TTL
-    return found
-
-
-def _added(client: Session, db: Database, key: bytes, count: int, event: bytes) -> None:
-    """After elements went in: WATCH, clients parked on the key, the keyspace event, the
-    dirty counter."""
-    written(client, key, LIST, event, count, ready=True)
-
-
-def _removed(client: Session, db: Database, key: bytes, found: ListValue, count: int,
-             event: bytes) -> None:
-    """After elements went out: the keyspace event, then an emptied list is deleted (which
-    signals WATCH; event ``del``), otherwise the key is marked modified; ``count`` elements
-    count as changes."""
-    written(client, key, LIST, event, count)
-    if not found.size:
-        emptied(client, key)
-
-
-def _take(found: ListValue, left: bool, count: int) -> list[bytes]:
-    """Pop up to ``count`` elements from one end, in the order they are popped."""
-    return found.popmany(count, left)
-
-
-def _option(arg: bytes) -> bytes:
-    """An option word as Redis's ``strcasecmp`` sees it: lower-cased, up to an embedded NUL."""
-    if b"\0" in arg:
-        arg = arg.split(b"\0", 1)[0]
-    return arg.lower()
-
-
 def _non_negative(arg: bytes, message: str) -> int:
     """Redis's getPositiveLongFromObjectOrReply: the same message for non-numbers and < 0."""
     value = parse_int(arg, message)
     if value < 0:
         raise CommandError(message)
     return value
-
-
-def _at_least_one(arg: bytes, message: str) -> int:
-    """Redis's getRangeLongFromObjectOrReply(1, LONG_MAX, message)."""
-    value = parse_int(arg, message)
-    if value < 1:
-        raise CommandError(message)
-    return value
-
-
-# "$<n>" for small n: an array reply is then one "\r\n".join over headers and elements.
-_BULK_PREFIXES: Final = [b"$%d" % n for n in range(4096)]
-
-
-def _bulks(items: list[bytes]) -> bytes:
-    """An array of bulk strings, built by C-level loops only (LRANGE's reply: twice as fast
-    as formatting each element)."""
-    count = len(items)
-    if not count:
-        return resp.EMPTY_ARRAY
-    sizes = list(map(len, items))
-    if max(sizes) >= 4096:
-        return resp.array_of_bulks(items)
-    parts: list[bytes] = [b""] * (2 * count)
-    parts[::2] = map(_BULK_PREFIXES.__getitem__, sizes)
-    parts[1::2] = items
-    return b"*%d\r\n%s\r\n" % (count, b"\r\n".join(parts))
 
 
 def _integers(values: list[int]) -> bytes:
@@ -178,7 +118,7 @@ def lpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(client, key)
+        found = write_list_or_create(client, key)
     else:
         db.data.touch(key)
     head = found.left  # a long list's loose head, reversed: its last element is the first
@@ -203,7 +143,7 @@ def rpush(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list_or_create(client, key)
+        found = write_list_or_create(client, key)
     else:
         db.data.touch(key)
     tail = found.right  # a long list's loose tail
@@ -222,11 +162,11 @@ def _push_existing(client: Session, args: list[bytes], left: bool) -> bytes:
     """LPUSHX/RPUSHX: push only onto a list that exists."""
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         return resp.ZERO
     size = found.extendleft(args[2:]) if left else found.extend(args[2:])
-    _added(client, db, key, len(args) - 2, b"lpush" if left else b"rpush")
+    elements_added(client, db, key, len(args) - 2, b"lpush" if left else b"rpush")
     return resp.integer(size)
 
 
@@ -261,7 +201,7 @@ def _pop_one(client: Session, args: list[bytes], left: bool) -> bytes:
     key = args[1]
     found = db.data.get(key)
     if type(found) is not ListValue or db.expires:
-        found = _write_list(db, key)
+        found = write_list(db, key)
         if found is None:
             return NULL_BULK if client.protocol == 2 else NULL3
     else:
@@ -292,14 +232,14 @@ def _pop_count(client: Session, args: list[bytes], left: bool) -> bytes:
     count = _non_negative(args[2], MUST_BE_POSITIVE)
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         return resp.null_array(client.protocol)
     if not count:
         return resp.EMPTY_ARRAY
-    items = _take(found, left, count)
-    _removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
-    return _bulks(items)
+    items = take(found, left, count)
+    elements_removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
+    return bulks(items)
 
 
 @command(
@@ -326,58 +266,9 @@ def rpop(client: Session, args: list[bytes]) -> bytes:
     return _pop_count(client, args, False)
 
 
-def pop_reply(client: Session, key: bytes, left: bool) -> bytes | None:
-    """BLPOP/BRPOP's pop: ``*2 key element``, or None when ``key`` holds no list.
-
-    Raises CommandError(WRONGTYPE) when the key holds another type."""
-    db = client.db
-    found = _write_list(db, key)
-    if found is None:
-        return None
-    element = found.popleft() if left else found.pop()
-    _removed(client, db, key, found, 1, b"lpop" if left else b"rpop")
-    propagate(client, [b"LPOP" if left else b"RPOP", key])  # BLPOP/BRPOP persist as pops
-    return b"*2\r\n" + resp.bulk(key) + resp.bulk(element)
-
-
 # ---------------------------------------------------------------------------------------------
 # LMOVE / RPOPLPUSH
 # ---------------------------------------------------------------------------------------------
-
-
-def parse_direction(arg: bytes) -> bool:
-    """LEFT (True) or RIGHT (False), case-insensitively; Redis's syntax error otherwise."""
-    word = _option(arg)
-    if word == b"left":
-        return True
-    if word == b"right":
-        return False
-    raise CommandError(SYNTAX_ERROR)
-
-
-def move_reply(client: Session, source: bytes, destination: bytes, from_left: bool,
-               to_left: bool) -> bytes | None:
-    """LMOVE: pop from ``source``, push onto ``destination``, reply with the element (a bulk
-    string); None when ``source`` holds no list.
-
-    As Redis's lmoveGenericCommand: the source's type is checked first and the destination's
-    only once there is an element to move. The destination is pushed before the source is
-    found empty, so moving within one list (rotation) never deletes it."""
-    db = client.db
-    found = _write_list(db, source)
-    if found is None:
-        return None
-    target = _write_list(db, destination)
-    element = found.popleft() if from_left else found.pop()
-    if target is None:
-        target = _write_list_or_create(client, destination)
-    if to_left:
-        target.appendleft(element)
-    else:
-        target.append(element)
-    _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
-    _removed(client, db, source, found, 1, b"lpop" if from_left else b"rpop")
-    return resp.bulk(element)
 
 
 def _move_or_null(client: Session, args: list[bytes], from_left: bool, to_left: bool) -> bytes:
@@ -414,75 +305,6 @@ def rpoplpush(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-class HowMany:
-    """LMOVEM's optional ``COUNT n | EXACTLY n`` and ``OBO | BULK`` (one element by default)."""
-
-    __slots__ = ("count", "exactly", "one_by_one")
-
-    def __init__(self, count: int = 1, exactly: bool = False, one_by_one: bool = True) -> None:
-        self.count = count
-        self.exactly = exactly
-        self.one_by_one = one_by_one
-
-    def needed(self) -> int:
-        """Elements the source must hold for a move: BLMOVEM waits until it does."""
-        return self.count if self.exactly else 1
-
-
-def parse_how_many(args: list[bytes], start: int, end: int) -> HowMany:
-    """``args[start:end]``: nothing, or a selector with its positive count and an ordering
-    (Redis 8.10's lmovemParseOptions: both parts or neither)."""
-    if start == end:
-        return HowMany()
-    if end - start != 3:
-        raise CommandError(SYNTAX_ERROR)
-    selector = _option(args[start])
-    if selector not in (b"count", b"exactly"):
-        raise CommandError(SYNTAX_ERROR)
-    count = _at_least_one(args[start + 1], MPOP_COUNT_ERROR)
-    ordering = _option(args[start + 2])
-    if ordering not in (b"obo", b"bulk"):
-        raise CommandError(SYNTAX_ERROR)
-    return HowMany(count, selector == b"exactly", ordering == b"obo")
-
-
-def movem_reply(client: Session, source: bytes, destination: bytes, from_left: bool,
-                to_left: bool, how: HowMany) -> bytes | None:
-    """LMOVEM: the moved elements in destination order (left to right), None when nothing
-    moves (no source, or fewer than EXACTLY elements).
-
-    As Redis 8.10: the source's type is checked first, the shortfall next, then the
-    destination's type, all before anything moves. Every element is popped before any is
-    pushed, so a move within one list takes the batch out first. OBO pushes them one by one
-    in pop order; BULK pushes the batch keeping the order it had in the source."""
-    db = client.db
-    found = _write_list(db, source)
-    if found is None or (how.exactly and len(found) < how.count):
-        return None
-    target = found if destination == source else _write_list(db, destination)
-    popped = _take(found, from_left, min(how.count, len(found)))
-    if how.one_by_one:
-        arranged = popped[::-1] if to_left else popped
-    else:
-        arranged = popped if from_left else popped[::-1]
-    if target is None:
-        target = _write_list_or_create(client, destination)
-    if to_left:
-        target.extendleft(arranged[::-1])
-    else:
-        target.extend(arranged)
-    _added(client, db, destination, 0, b"lpush" if to_left else b"rpush")
-    _removed(client, db, source, found, len(popped), b"lpop" if from_left else b"rpop")
-    if client.server.propagating:  # what moved, as plain pops and pushes
-        propagate(
-            client,
-            [b"LPOP" if from_left else b"RPOP", source, b"%d" % len(popped)],
-            [b"LPUSH", destination, *arranged[::-1]] if to_left
-            else [b"RPUSH", destination, *arranged],
-        )
-    return resp.array_of_bulks(arranged)
-
-
 @command(
     "lmovem", arity=-5, flags="write denyoom", keys=(1, 2, 1), acl="@write @list @slow",
     group="list", since="8.10.0",
@@ -505,46 +327,6 @@ def lmovem(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_mpop_args(args: list[bytes], first_key_index: int,
-                    parse_where: Callable[[bytes], bool] = parse_direction,
-                    ) -> tuple[list[bytes], bool, int]:
-    """LMPOP's (and BLMPOP's) ``numkeys key [key ...] LEFT | RIGHT [COUNT count]``, where
-    ``numkeys`` is ``args[first_key_index - 1]``: (keys, left, count), count 1 by default.
-    ZMPOP/BZMPOP have the same shape with MIN | MAX (``parse_where``).
-
-    Redis's lmpopGenericCommand order: numkeys, then the direction (a syntax error when the
-    keys run past the end), then COUNT, given at most once."""
-    numkeys = _at_least_one(args[first_key_index - 1], NUMKEYS_ERROR)
-    where = first_key_index + numkeys
-    if where >= len(args):
-        raise CommandError(SYNTAX_ERROR)
-    left = parse_where(args[where])
-    count = -1
-    position = where + 1
-    while position < len(args):
-        if count == -1 and position + 1 < len(args) and _option(args[position]) == b"count":
-            count = _at_least_one(args[position + 1], MPOP_COUNT_ERROR)
-            position += 2
-        else:
-            raise CommandError(SYNTAX_ERROR)
-    return args[first_key_index:where], left, 1 if count == -1 else count
-
-
-def mpop_reply(client: Session, keys: list[bytes], left: bool, count: int) -> bytes | None:
-    """LMPOP: ``*2 key *n elements`` from the first key holding a list, or None when none
-    does. A key of another type met before that is Redis's WRONGTYPE."""
-    db = client.db
-    for key in keys:
-        found = _write_list(db, key)
-        if found is None:
-            continue
-        items = _take(found, left, count)
-        _removed(client, db, key, found, len(items), b"lpop" if left else b"rpop")
-        propagate(client, [b"LPOP" if left else b"RPOP", key, b"%d" % len(items)])
-        return b"*2\r\n" + resp.bulk(key) + _bulks(items)
-    return None
-
-
 @command(
     "lmpop", arity=-4, flags="write movablekeys", acl="@write @list @slow", group="list",
     since="7.0.0",
@@ -560,34 +342,7 @@ def lmpop(client: Session, args: list[bytes]) -> bytes:
     return resp.null_array(client.protocol) if reply is None else reply
 
 
-_ATOI_PREFIX: Final = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
-
-
-def _atoi(arg: bytes) -> int:
-    """C's atoi, which Redis's lmpopGetKeys applies to numkeys: leading digits only, 0 for
-    none, the low 32 bits of a saturated long beyond int range."""
-    match = _ATOI_PREFIX.match(arg)
-    if match is None:
-        return 0
-    value = max(LONG_MIN, min(LONG_MAX, int(match.group(1))))
-    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
-
-
-def lmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
-    """LMPOP's keys for COMMAND GETKEYS (``args[0]`` is the command): numkeys keys from
-    index 2, none when numkeys is below 1 or names more arguments than there are."""
-    numkeys = _atoi(args[1]) if argc > 1 else 0
-    if numkeys < 1 or numkeys > argc - 2:
-        return []
-    return list(range(2, 2 + numkeys))
-
-
 COMMANDS["lmpop"].find_keys = lmpop_key_positions
-
-
-def blmpop_key_positions(argc: int, args: list[bytes]) -> list[int]:
-    """BLMPOP's and BZMPOP's keys: LMPOP's, one argument further (the timeout comes first)."""
-    return [position + 1 for position in lmpop_key_positions(argc - 1, args[1:])]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,7 +396,7 @@ def lrange(client: Session, args: list[bytes]) -> bytes:
     bounds = _clamp_range(len(found), start, end)
     if bounds is None:
         return resp.EMPTY_ARRAY
-    return _bulks(_slice(found, *bounds))
+    return bulks(_slice(found, *bounds))
 
 
 @command(
@@ -667,7 +422,7 @@ def _lpos_options(args: list[bytes]) -> tuple[int, int, int]:
     rank, count, maxlen = 1, -1, 0
     position = 3
     while position < len(args):
-        option = _option(args[position])
+        option = option_word(args[position])
         has_value = position + 1 < len(args)
         if option == b"rank" and has_value:
             rank = parse_int(args[position + 1])
@@ -729,7 +484,7 @@ def lpos(client: Session, args: list[bytes]) -> bytes:
 def lset(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         raise CommandError(NO_SUCH_KEY)
     index = parse_int(args[2])
@@ -751,12 +506,12 @@ def lset(client: Session, args: list[bytes]) -> bytes:
     syntax="key BEFORE | AFTER pivot element",
 )
 def linsert(client: Session, args: list[bytes]) -> bytes:
-    where = _option(args[2])
+    where = option_word(args[2])
     if where != b"before" and where != b"after":
         raise CommandError(SYNTAX_ERROR)
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         return resp.ZERO
     found.growing([args[4]])  # Redis converts first, even when the pivot is missing
@@ -765,7 +520,7 @@ def linsert(client: Session, args: list[bytes]) -> bytes:
     except ValueError:
         return resp.integer(-1)
     found.insert(pivot if where == b"before" else pivot + 1, args[4])
-    _added(client, db, key, 1, b"linsert")
+    elements_added(client, db, key, 1, b"linsert")
     return resp.integer(len(found))
 
 
@@ -782,12 +537,12 @@ def lrem(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(RANK_RANGE)
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         return resp.ZERO
     removed = found.remove_matches(args[3], limit)
     if removed:
-        _removed(client, db, key, found, removed, b"lrem")
+        elements_removed(client, db, key, found, removed, b"lrem")
     return resp.integer(removed)
 
 
@@ -810,10 +565,10 @@ def ltrim(client: Session, args: list[bytes]) -> bytes:
     end = parse_int(args[3])
     db = client.db
     key = args[1]
-    found = _write_list(db, key)
+    found = write_list(db, key)
     if found is None:
         return resp.OK
     removed = _trim(found, _clamp_range(len(found), start, end))
-    _removed(client, db, key, found, removed, b"ltrim")  # even if nothing went, as Redis
+    elements_removed(client, db, key, found, removed, b"ltrim")  # even if nothing went, as Redis
     return resp.OK
 

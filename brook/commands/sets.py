@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from brook.commands.args import LONG_MAX, parse_int
+from brook.commands.args import LONG_MAX, MAX_REPEATED_MEMBERS, parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command, of_type
 from brook.notify import SET, created, emptied, stored, written
 from brook.persistence.effects import propagate
@@ -27,9 +27,6 @@ NOT_POSITIVE = "ERR value is out of range, must be positive"
 _SREM_BATCH = 1024
 # SPOP rebuilds the set from what it keeps once it takes this many times more than it keeps.
 _SPOP_MOVE_STRATEGY_MUL = 5
-# A negative SRANDMEMBER count repeats members without bound; beyond this many (gigabytes of
-# reply) it is refused rather than exhaust the server's memory.
-MAX_REPEATED_MEMBERS = 1 << 27
 
 
 def _read_set(db: Database, key: bytes) -> SetValue | None:

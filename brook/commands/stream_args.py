@@ -1,13 +1,19 @@
 """Parsing of stream IDs and of the trimming options shared by XADD and XTRIM, with Redis's
 exact rules and error texts (``streamGenericParseIDOrReply``, ``streamParseAddOrTrimArgsOrReply``
-in ``t_stream.c``). The consumer-group commands reuse the same ID parsers."""
+in ``t_stream.c``). The consumer-group commands reuse the same ID parsers, and share with the
+stream commands the options of XREAD / XREADGROUP, the ``IDS`` list of XDELEX / XACKDEL and the
+key positions after ``STREAMS``."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
 
 from mypy_extensions import i64
 
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError
+from brook.commands.timeouts import parse_timeout
 from brook.protocol.requests import parse_strict_int
 from brook.types import native
 from brook.types.stream import MAX_ID
@@ -301,4 +307,146 @@ def parse_trim_args(args: list[bytes], xadd: bool, node_max_entries: int,
         parsed.limit = 0
     if idmp_given and parsed.id_given and not obey:
         raise CommandError("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
+    return parsed
+
+
+def parse_delete_args(args: list[bytes], pos: int) -> tuple[str | None, list[int]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id [id ...]`` from ``args[pos]`` on, in any
+    order (XDELEX, XACKDEL), with the 8.2 error texts: (policy or None, parsed IDs)."""
+    policy: str | None = None
+    id_args: list[bytes] | None = None
+    argc = len(args)
+    i = pos
+    while i < argc:
+        opt = args[i].lower()
+        if opt == b"ids" and i + 1 < argc and id_args is None:
+            try:
+                numids = parse_int(args[i + 1])
+            except CommandError:
+                numids = 0
+            if numids <= 0:
+                raise CommandError("ERR Number of IDs must be a positive integer")
+            if numids > argc - i - 2:
+                raise CommandError("ERR The `numids` parameter must match the number of "
+                                   "arguments")
+            id_args = args[i + 2:i + 2 + numids]
+            i += 2 + numids
+        elif opt in REF_POLICIES and policy is None:
+            policy = REF_POLICIES[opt]
+            i += 1
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    if id_args is None:
+        raise CommandError(SYNTAX_ERROR)
+    return policy, parse_ids(id_args)
+
+
+def streams_key_positions(argc: int, args: list[bytes]) -> list[int]:
+    """Key positions of XREAD/XREADGROUP: the first half of what follows STREAMS."""
+    for i in range(1, argc):
+        if args[i].lower() == b"streams":
+            count = (argc - i - 1) // 2
+            return list(range(i + 1, i + 1 + count))
+    return []
+
+
+@dataclass
+class ReadArgs:
+    """The options of XREAD/XREADGROUP (``xreadCommand``'s parsing)."""
+
+    count: int = 0  # per stream; 0 = no limit
+    maxcount: int = 0  # across streams (8.10); 0 = none
+    maxsize: int = 0  # reply bytes (8.10); 0 = none
+    block: int | None = None  # ms
+    streams_at: int = 0  # index of the first key
+    nstreams: int = 0
+    group: bytes | None = None
+    consumer: bytes | None = None
+    noack: bool = False
+    claim: int | None = None  # XREADGROUP CLAIM min-idle-time (8.4)
+
+
+# Parsed options of recent XREAD/XREADGROUP requests. A blocked consumer sends the very same
+# request again after each delivery, and a parked one is parsed again when served: both find
+# their options here. Entries are never changed once made (ReadArgs is read-only after parsing).
+_PARSED: Final[dict[tuple[bool, tuple[bytes, ...]], ReadArgs]] = {}
+_PARSED_MAX: Final = 4096
+
+
+def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
+    """Options up to STREAMS, with Redis's error for each misuse (memoised per request)."""
+    if len(args) > 32:
+        return _parse_read_args(args, grouped)
+    memo_key = (grouped, tuple(args))
+    parsed = _PARSED.get(memo_key)
+    if parsed is None:
+        parsed = _parse_read_args(args, grouped)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[memo_key] = parsed
+    return parsed
+
+
+def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
+    parsed = ReadArgs()
+    name = "xreadgroup" if grouped else "xread"
+    argc = len(args)
+    i = 1
+    while i < argc:
+        more = argc - i - 1
+        opt = args[i].lower()
+        if opt == b"block" and more:
+            parsed.block = parse_timeout(args[i + 1], seconds=False)
+            i += 2
+        elif opt == b"count" and more:
+            parsed.count = max(parse_int(args[i + 1]), 0)
+            i += 2
+        elif opt == b"maxcount" and more:
+            parsed.maxcount = parse_int(args[i + 1])
+            if parsed.maxcount <= 0:
+                raise CommandError("ERR MAXCOUNT must be a positive integer")
+            i += 2
+        elif opt == b"maxsize" and more:
+            parsed.maxsize = parse_int(args[i + 1])
+            if parsed.maxsize <= 0:
+                raise CommandError("ERR MAXSIZE must be a positive integer")
+            i += 2
+        elif opt == b"streams" and more:
+            parsed.streams_at = i + 1
+            nstreams = argc - parsed.streams_at
+            if nstreams & 1:
+                ids = "ID or '>'" if grouped else "ID, '+', or '$'"
+                raise CommandError(f"ERR Unbalanced '{name}' list of streams: for each stream "
+                                   f"key an {ids} must be specified.")
+            parsed.nstreams = nstreams // 2
+            break
+        elif opt == b"group" and more >= 2:
+            if not grouped:
+                raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.group, parsed.consumer = args[i + 1], args[i + 2]
+            i += 3
+        elif opt == b"noack":
+            if not grouped:
+                raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.noack = True
+            i += 1
+        elif opt == b"claim" and more:
+            if not grouped:
+                raise CommandError("ERR The CLAIM option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.")
+            parsed.claim = parse_int(args[i + 1], "ERR min-idle-time is not an integer or out "
+                                                  "of range")
+            if parsed.claim < 0:
+                raise CommandError("ERR min-idle-time must be a positive integer")
+            i += 2
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    if not parsed.streams_at:
+        raise CommandError(SYNTAX_ERROR)
+    if grouped and parsed.group is None:
+        raise CommandError("ERR Missing GROUP option for XREADGROUP")
+    if parsed.maxcount and parsed.count and parsed.maxcount < parsed.count:
+        raise CommandError("ERR MAXCOUNT must be greater than or equal to COUNT")
     return parsed

@@ -12,7 +12,6 @@ from itertools import islice
 from typing import TYPE_CHECKING, Final
 
 from brook import blocking
-from brook.commands import streams
 from brook.commands.args import parse_int
 from brook.commands.common import help_reply
 from brook.commands.registry import (
@@ -25,12 +24,23 @@ from brook.commands.registry import (
     subcommand_error,
     text,
 )
+from brook.commands.stream_access import (
+    GROUPS_INFO,
+    delete_with_policy,
+    existing_stream,
+    new_stream,
+    read_stream,
+    write_stream,
+)
 from brook.commands.stream_args import (
+    parse_delete_args,
     parse_id,
     parse_ids,
     parse_range,
+    parse_read_args,
     parse_start,
     parse_strict_id,
+    streams_key_positions,
 )
 from brook.keyspace import now_ms
 from brook.notify import STREAM, notify, written
@@ -194,7 +204,7 @@ def xgroup_create(client: Session, args: list[bytes]) -> bytes:
     else:
         last_id = parse_strict_id(args[4])
     if stream is None:
-        stream = streams._new_stream(client, args[2])
+        stream = new_stream(client, args[2])
     if stream.groups is None:
         stream.groups = {}
     if args[3] in stream.groups:
@@ -423,7 +433,7 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
     "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]",
 )
 def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
-    parsed = streams.parse_read_args(args, True)
+    parsed = parse_read_args(args, True)
     db = client.db
     keys = args[parsed.streams_at:parsed.streams_at + parsed.nstreams]
     id_args = args[parsed.streams_at + parsed.nstreams:]
@@ -431,7 +441,7 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
     assert group_name is not None and parsed.consumer is not None
     targets: list[tuple[bytes, Stream, Group, int]] = []
     for key, id_arg in zip(keys, id_args, strict=True):
-        stream = streams.write_stream(db, key)
+        stream = write_stream(db, key)
         group = _group_of(stream, group_name)
         if stream is None or group is None:
             raise CommandError(f"NOGROUP No such key '{text(key)}' or consumer group "
@@ -525,7 +535,7 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
     return b"".join(out)
 
 
-COMMANDS["xreadgroup"].find_keys = streams.streams_key_positions
+COMMANDS["xreadgroup"].find_keys = streams_key_positions
 COMMANDS["xreadgroup"].key_keyword = "STREAMS"
 
 
@@ -540,7 +550,7 @@ COMMANDS["xreadgroup"].key_keyword = "STREAMS"
          "consumer group member of a stream.",
          complexity="O(1) for each message ID processed.", syntax="key group id [id ...]")
 def xack(client: Session, args: list[bytes]) -> bytes:
-    stream = streams.read_stream(client.db, args[1])
+    stream = read_stream(client.db, args[1])
     group = _group_of(stream, args[2])
     if group is None:
         return resp.ZERO
@@ -558,8 +568,8 @@ def xack(client: Session, args: list[bytes]) -> bytes:
          complexity="O(1) for each entry ID processed.",
          syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]")
 def xackdel(client: Session, args: list[bytes]) -> bytes:
-    policy, ids = streams.parse_delete_args(args, 3)
-    stream = streams.write_stream(client.db, args[1])
+    policy, ids = parse_delete_args(args, 3)
+    stream = write_stream(client.db, args[1])
     group = _group_of(stream, args[2])
     if stream is None or group is None:
         return resp.array([resp.integer(-1)] * len(ids))
@@ -569,7 +579,7 @@ def xackdel(client: Session, args: list[bytes]) -> bytes:
             results.append(-1)  # not pending in this group: nothing acked, nothing deleted
             continue
         # Acknowledged: 1 once the entry is deleted (or already gone), 2 if ACKED keeps it.
-        results.append(abs(streams.delete_with_policy(stream, entry_id, policy)))
+        results.append(abs(delete_with_policy(stream, entry_id, policy)))
     if len(results) != results.count(-1):  # something was acknowledged
         written(client, args[1])
     return resp.array([resp.integer(n) for n in results])
@@ -602,7 +612,7 @@ def xpending(client: Session, args: list[bytes]) -> bytes:
         start, end = parse_range(args[first], args[first + 1])
         if first + 3 < argc:
             consumer_name = args[first + 3]
-    stream = streams.read_stream(client.db, args[1])
+    stream = read_stream(client.db, args[1])
     group = _group_of(stream, args[2])
     if group is None:
         raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "
@@ -652,7 +662,7 @@ def _entries_read(group: Group) -> int | None:
          since="5.0.0", summary="Returns a list of the consumer groups of a stream.",
          syntax="key")
 def xinfo_groups(client: Session, args: list[bytes]) -> bytes:
-    stream = streams.existing_stream(client, args[2])
+    stream = existing_stream(client, args[2])
     groups = sorted((stream.groups or {}).values(), key=lambda g: g.name)
     return resp.encode([resp.Map({
         "name": group.name,
@@ -668,7 +678,7 @@ def xinfo_groups(client: Session, args: list[bytes]) -> bytes:
          acl="@read @stream @slow", since="5.0.0",
          summary="Returns a list of the consumers in a consumer group.", syntax="key group")
 def xinfo_consumers(client: Session, args: list[bytes]) -> bytes:
-    stream = streams.existing_stream(client, args[2])
+    stream = existing_stream(client, args[2])
     group = stream.group(args[3])
     if group is None:
         raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
@@ -717,7 +727,7 @@ def _groups_info(client: Session, stream: Stream, full: bool, count: int) -> obj
     return details
 
 
-streams.GROUPS_INFO[0] = _groups_info
+GROUPS_INFO[0] = _groups_info
 
 
 # ---------------------------------------------------------------------------------------------
@@ -727,7 +737,7 @@ streams.GROUPS_INFO[0] = _groups_info
 
 def _group_or_nogroup(client: Session, args: list[bytes]) -> tuple[Stream, Group]:
     """Key and group of XCLAIM/XAUTOCLAIM, or Redis's NOGROUP error naming both."""
-    stream = streams.read_stream(client.db, args[1])
+    stream = read_stream(client.db, args[1])
     group = _group_of(stream, args[2])
     if stream is None or group is None:
         raise CommandError(f"NOGROUP No such key '{text(args[1])}' or consumer group "

@@ -9,7 +9,6 @@ which error a bad request gets, the order is Redis's too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from brook import blocking
@@ -23,70 +22,50 @@ from brook.commands.registry import (
     CommandError,
     command,
     container,
-    of_type,
     replay_shortcut,
     subcommand_error,
+)
+from brook.commands.stream_access import (
+    GROUPS_INFO,
+    delete_with_policy,
+    existing_stream,
+    new_stream,
+    read_stream,
+    write_stream,
 )
 from brook.commands.stream_args import (
     ACKED,
     DELREF,
     KEEPREF,
-    REF_POLICIES,
     TrimArgs,
     next_auto_id,
+    parse_delete_args,
     parse_ids,
     parse_range,
+    parse_read_args,
     parse_strict_id,
     parse_trim_args,
     plain_id,
+    streams_key_positions,
 )
-from brook.commands.timeouts import parse_timeout
 from brook.keyspace import command_ms, now_ms
-from brook.notify import STREAM, created, notify, written
+from brook.notify import STREAM, notify, written
 from brook.persistence.aof import encode_xadd
 from brook.persistence.effects import propagate
 from brook.protocol import resp
-from brook.types.groups import drop_references, drop_references_below, referenced
+from brook.types.groups import drop_references_below, referenced
 from brook.types.idmp import Idmp, content_iid
 from brook.types.stream import MAX_ID, EntryTooLarge, Stream, format_id
 
 if TYPE_CHECKING:
-    from brook.keyspace import Database
     from brook.session import Session
 
 _MASK64: Final = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------------------------------------
-# Lookups and reply encoding
+# Reply encoding (the lookups are brook.commands.stream_access's)
 # ---------------------------------------------------------------------------------------------
-
-
-def read_stream(db: Database, key: bytes) -> Stream | None:
-    """The stream at ``key`` for a read command (counts hits/misses); WRONGTYPE otherwise."""
-    return of_type(db.lookup_read(key), Stream)  # type: ignore[return-value]
-
-
-def existing_stream(client: Session, key: bytes) -> Stream:
-    """The stream XINFO describes: Redis's "no such key" when there is none."""
-    stream = read_stream(client.db, key)
-    if stream is None:
-        raise CommandError(NO_SUCH_KEY)
-    return stream
-
-
-def write_stream(db: Database, key: bytes) -> Stream | None:
-    """The stream at ``key`` for a write command."""
-    return of_type(db.lookup(key), Stream)  # type: ignore[return-value]
-
-
-def _new_stream(client: Session, key: bytes) -> Stream:
-    config = client.server.config
-    stream = Stream(config.stream_node_max_entries, config.stream_node_max_bytes)
-    db = client.db
-    created(client, key)
-    db.data[key] = stream  # lookup already removed any expired value and its TTL
-    return stream
 
 
 def _id_reply(entry_id: int) -> bytes:
@@ -173,7 +152,7 @@ def _stream_for_xadd(client: Session, key: bytes, nomkstream: bool) -> Stream | 
     if stream is None:
         if nomkstream:
             return None
-        stream = _new_stream(client, key)
+        stream = new_stream(client, key)
     elif type(stream) is not Stream:
         raise CommandError(WRONGTYPE)
     if stream.last_id == MAX_ID:
@@ -378,17 +357,6 @@ def xtrim(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int:
-    """XDELEX/XACKDEL's per-ID reply: 1 deleted, -1 no such entry, 2 kept because a group
-    still needs it (ACKED). DELREF also clears the entry's PEL references, even when the entry
-    itself was already gone."""
-    if policy == DELREF and stream.groups:
-        drop_references(stream, [entry_id])
-    if policy == ACKED and stream.get(entry_id) is not None and referenced(stream, entry_id):
-        return 2
-    return 1 if stream.delete(entry_id) else -1
-
-
 @command(
     "xdel", arity=-3, flags="write fast", keys=(1, 1, 1), acl="@write @stream @fast",
     group="stream", since="5.0.0",
@@ -407,37 +375,6 @@ def xdel(client: Session, args: list[bytes]) -> bytes:
     if deleted:
         written(client, args[1], STREAM, b"xdel", deleted)
     return resp.integer(deleted)
-
-
-def parse_delete_args(args: list[bytes], pos: int) -> tuple[str | None, list[int]]:
-    """``[KEEPREF | DELREF | ACKED] IDS numids id [id ...]`` from ``args[pos]`` on, in any
-    order (XDELEX, XACKDEL), with the 8.2 error texts: (policy or None, parsed IDs)."""
-    policy: str | None = None
-    id_args: list[bytes] | None = None
-    argc = len(args)
-    i = pos
-    while i < argc:
-        opt = args[i].lower()
-        if opt == b"ids" and i + 1 < argc and id_args is None:
-            try:
-                numids = parse_int(args[i + 1])
-            except CommandError:
-                numids = 0
-            if numids <= 0:
-                raise CommandError("ERR Number of IDs must be a positive integer")
-            if numids > argc - i - 2:
-                raise CommandError("ERR The `numids` parameter must match the number of "
-                                   "arguments")
-            id_args = args[i + 2:i + 2 + numids]
-            i += 2 + numids
-        elif opt in REF_POLICIES and policy is None:
-            policy = REF_POLICIES[opt]
-            i += 1
-        else:
-            raise CommandError(SYNTAX_ERROR)
-    if id_args is None:
-        raise CommandError(SYNTAX_ERROR)
-    return policy, parse_ids(id_args)
 
 
 def _pending_total(stream: Stream) -> int:
@@ -616,117 +553,6 @@ def xrevrange(client: Session, args: list[bytes]) -> bytes:
     return _range(client, args, True)
 
 
-def streams_key_positions(argc: int, args: list[bytes]) -> list[int]:
-    """Key positions of XREAD/XREADGROUP: the first half of what follows STREAMS."""
-    for i in range(1, argc):
-        if args[i].lower() == b"streams":
-            count = (argc - i - 1) // 2
-            return list(range(i + 1, i + 1 + count))
-    return []
-
-
-@dataclass
-class ReadArgs:
-    """The options of XREAD/XREADGROUP (``xreadCommand``'s parsing)."""
-
-    count: int = 0  # per stream; 0 = no limit
-    maxcount: int = 0  # across streams (8.10); 0 = none
-    maxsize: int = 0  # reply bytes (8.10); 0 = none
-    block: int | None = None  # ms
-    streams_at: int = 0  # index of the first key
-    nstreams: int = 0
-    group: bytes | None = None
-    consumer: bytes | None = None
-    noack: bool = False
-    claim: int | None = None  # XREADGROUP CLAIM min-idle-time (8.4)
-
-
-# Parsed options of recent XREAD/XREADGROUP requests. A blocked consumer sends the very same
-# request again after each delivery, and a parked one is parsed again when served: both find
-# their options here. Entries are never changed once made (ReadArgs is read-only after parsing).
-_PARSED: Final[dict[tuple[bool, tuple[bytes, ...]], ReadArgs]] = {}
-_PARSED_MAX: Final = 4096
-
-
-def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
-    """Options up to STREAMS, with Redis's error for each misuse (memoised per request)."""
-    if len(args) > 32:
-        return _parse_read_args(args, grouped)
-    memo_key = (grouped, tuple(args))
-    parsed = _PARSED.get(memo_key)
-    if parsed is None:
-        parsed = _parse_read_args(args, grouped)
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[memo_key] = parsed
-    return parsed
-
-
-def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
-    parsed = ReadArgs()
-    name = "xreadgroup" if grouped else "xread"
-    argc = len(args)
-    i = 1
-    while i < argc:
-        more = argc - i - 1
-        opt = args[i].lower()
-        if opt == b"block" and more:
-            parsed.block = parse_timeout(args[i + 1], seconds=False)
-            i += 2
-        elif opt == b"count" and more:
-            parsed.count = max(parse_int(args[i + 1]), 0)
-            i += 2
-        elif opt == b"maxcount" and more:
-            parsed.maxcount = parse_int(args[i + 1])
-            if parsed.maxcount <= 0:
-                raise CommandError("ERR MAXCOUNT must be a positive integer")
-            i += 2
-        elif opt == b"maxsize" and more:
-            parsed.maxsize = parse_int(args[i + 1])
-            if parsed.maxsize <= 0:
-                raise CommandError("ERR MAXSIZE must be a positive integer")
-            i += 2
-        elif opt == b"streams" and more:
-            parsed.streams_at = i + 1
-            nstreams = argc - parsed.streams_at
-            if nstreams & 1:
-                ids = "ID or '>'" if grouped else "ID, '+', or '$'"
-                raise CommandError(f"ERR Unbalanced '{name}' list of streams: for each stream "
-                                   f"key an {ids} must be specified.")
-            parsed.nstreams = nstreams // 2
-            break
-        elif opt == b"group" and more >= 2:
-            if not grouped:
-                raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You "
-                                   "called XREAD instead.")
-            parsed.group, parsed.consumer = args[i + 1], args[i + 2]
-            i += 3
-        elif opt == b"noack":
-            if not grouped:
-                raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You "
-                                   "called XREAD instead.")
-            parsed.noack = True
-            i += 1
-        elif opt == b"claim" and more:
-            if not grouped:
-                raise CommandError("ERR The CLAIM option is only supported by XREADGROUP. You "
-                                   "called XREAD instead.")
-            parsed.claim = parse_int(args[i + 1], "ERR min-idle-time is not an integer or out "
-                                                  "of range")
-            if parsed.claim < 0:
-                raise CommandError("ERR min-idle-time must be a positive integer")
-            i += 2
-        else:
-            raise CommandError(SYNTAX_ERROR)
-    if not parsed.streams_at:
-        raise CommandError(SYNTAX_ERROR)
-    if grouped and parsed.group is None:
-        raise CommandError("ERR Missing GROUP option for XREADGROUP")
-    if parsed.maxcount and parsed.count and parsed.maxcount < parsed.count:
-        raise CommandError("ERR MAXCOUNT must be greater than or equal to COUNT")
-    return parsed
-
-
 @command(
     "xread", arity=-4, flags="readonly blocking movablekeys", acl="@read @stream @slow @blocking",
     group="stream", since="5.0.0",
@@ -879,10 +705,6 @@ def stream_header(client: Session, stream: Stream) -> dict[str, object]:
     }
     info.update(idmp_fields(client, stream))
     return info
-
-
-# Filled by the consumer-group commands: (client, stream, full, count) -> groups value.
-GROUPS_INFO: Final[list] = [lambda client, stream, full, count: [] if full else 0]
 
 
 @command("xinfo|stream", arity=-3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",

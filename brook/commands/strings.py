@@ -28,6 +28,7 @@ from brook.commands.registry import (
     CommandError,
     command,
 )
+from brook.commands.string_values import string_value
 from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, NEW, STRING, created, creating, notify, written
 from brook.persistence.effects import propagate
@@ -70,20 +71,6 @@ def string_encoding(value: object) -> str:
 keyspace.ENCODINGS[bytes] = string_encoding
 keyspace.ENCODINGS[bytearray] = string_encoding
 keyspace.COPIERS[bytearray] = bytearray  # type: ignore[assignment]  # a copy must not share a mutable value
-
-
-def string_value(db: Database, key: bytes, counted: bool = False) -> bytes | bytearray | None:
-    """The live string at ``key`` (None if missing); WRONGTYPE for any other type.
-
-    ``counted`` is for read commands: they count keyspace hits and misses as Redis's
-    ``lookupKeyRead`` does (a key of the wrong type counts as a hit)."""
-    value = db.lookup_read(key) if counted else db.lookup(key)
-    if value is None:
-        return None
-    kind = type(value)
-    if kind is bytes or kind is bytearray:
-        return value  # type: ignore[return-value]
-    raise CommandError(WRONGTYPE)
 
 
 def _forget_ttl(db: Database, key: bytes) -> None:

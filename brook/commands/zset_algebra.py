@@ -37,13 +37,11 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from brook.commands.args import LONG_MAX, parse_int
-from brook.commands.lists import lmpop_key_positions
+from brook.commands.args import LONG_MAX, MAX_REPEATED_MEMBERS, parse_int
+from brook.commands.list_args import lmpop_key_positions
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
-from brook.commands.scan import EMPTY_SCAN, ScanOptions, parse_cursor, scan_reply, scan_target
-from brook.commands.sets import MAX_REPEATED_MEMBERS
-from brook.commands.zset_args import parse_score, read_zset, score_reply
-from brook.commands.zsets import members_reply
+from brook.commands.scan_args import EMPTY_SCAN, ScanOptions, parse_cursor, scan_reply, scan_target
+from brook.commands.zset_args import members_reply, parse_score, read_zset, score_reply
 from brook.notify import ZSET, stored
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int

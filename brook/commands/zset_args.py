@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from brook.commands.registry import NOT_FLOAT, CommandError, of_type
 from brook.protocol import resp
-from brook.types.zset import SortedSet, after_score, score_prefix
+from brook.types.zset import SortedSet, after_score, key_score, score_prefix
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -60,6 +60,27 @@ def score_reply(score: float, proto: int) -> bytes:
     if proto == 2:
         return b"$%d\r\n%s\r\n" % (len(text), text)
     return b",%s\r\n" % text
+
+
+def members_reply(keys: list[bytes], withscores: bool, proto: int) -> bytes:
+    """Members (from order keys) as an array; WITHSCORES: member, score pairs -- flat in
+    RESP2, one two-element array each in RESP3 (zrangeResultEmit*ToClient)."""
+    if not withscores:
+        return resp.array_of_bulks([key[8:] for key in keys])
+    if proto == 2:
+        return b"*%d\r\n%s" % (2 * len(keys), score_pairs(keys, False, 2))
+    return b"*%d\r\n%s" % (len(keys), score_pairs(keys, True, proto))
+
+
+def score_pairs(keys: list[bytes], nested: bool, proto: int) -> bytes:
+    """Members and scores of order keys, each pair its own array when ``nested`` (no
+    header): range replies and pops frame them differently."""
+    out = []
+    for key in keys:
+        member = key[8:]
+        pair = b"$%d\r\n%s\r\n%s" % (len(member), member, score_reply(key_score(key), proto))
+        out.append(b"*2\r\n" + pair if nested else pair)
+    return b"".join(out)
 
 
 def score_or_null(score: float | None, proto: int) -> bytes:
@@ -160,5 +181,6 @@ def write_zset(db: Database, key: bytes) -> SortedSet | None:
 
 
 __all__ = ["NAN_SCORE", "NOT_FLOAT_RANGE", "NOT_LEX_RANGE",
-           "lex_range", "parse_score", "positions_in_score_range", "read_zset", "score_or_null",
-           "score_range", "score_reply", "to_double", "write_zset"]
+           "lex_range", "members_reply", "parse_score", "positions_in_score_range", "read_zset",
+           "score_or_null", "score_pairs", "score_range", "score_reply", "to_double",
+           "write_zset"]

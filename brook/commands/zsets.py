@@ -15,24 +15,25 @@ from typing import TYPE_CHECKING
 
 from brook import blocking
 from brook.commands.args import parse_int
-from brook.commands.lists import blmpop_key_positions, lmpop_key_positions, parse_mpop_args
-from brook.commands.registry import COMMANDS, SYNTAX_ERROR, WRONGTYPE, CommandError, command
+from brook.commands.list_args import blmpop_key_positions, lmpop_key_positions, parse_mpop_args
+from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command
 from brook.commands.timeouts import parse_timeout
+from brook.commands.zset_add import INCR, run_zadd, zadd_generic
 from brook.commands.zset_args import (
-    NAN_SCORE,
     lex_range,
-    parse_score,
+    members_reply,
     positions_in_score_range,
     read_zset,
     score_or_null,
+    score_pairs,
     score_range,
     score_reply,
     write_zset,
 )
-from brook.notify import ZSET, created, emptied, stored, written
+from brook.notify import ZSET, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
-from brook.types.zset import SortedSet, key_score
+from brook.types.zset import SortedSet
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -46,111 +47,9 @@ WITHSCORES_LEX = "ERR syntax error, WITHSCORES not supported in combination with
 RANK, SCORE, LEX = 0, 1, 2  # how a ZRANGE-family range is given
 
 
-def members_reply(keys: list[bytes], withscores: bool, proto: int) -> bytes:
-    """Members (from order keys) as an array; WITHSCORES: member, score pairs -- flat in
-    RESP2, one two-element array each in RESP3 (zrangeResultEmit*ToClient)."""
-    if not withscores:
-        return resp.array_of_bulks([key[8:] for key in keys])
-    if proto == 2:
-        return b"*%d\r\n%s" % (2 * len(keys), _pairs(keys, False, 2))
-    return b"*%d\r\n%s" % (len(keys), _pairs(keys, True, proto))
-
-
-def _pairs(keys: list[bytes], nested: bool, proto: int) -> bytes:
-    """Members and scores of order keys, each pair its own array when ``nested`` (no
-    header): range replies and pops frame them differently."""
-    out = []
-    for key in keys:
-        member = key[8:]
-        pair = b"$%d\r\n%s\r\n%s" % (len(member), member, score_reply(key_score(key), proto))
-        out.append(b"*2\r\n" + pair if nested else pair)
-    return b"".join(out)
-
-
 # ---------------------------------------------------------------------------------------------
-# Adding and scoring
+# Adding and scoring (ZADD's work is brook.commands.zset_add's, which GEOADD runs too)
 # ---------------------------------------------------------------------------------------------
-
-_NX, _XX, _GT, _LT, _INCR, _CH = 1, 2, 4, 8, 16, 32
-_ZADD_OPTIONS = {b"nx": _NX, b"xx": _XX, b"gt": _GT, b"lt": _LT, b"incr": _INCR, b"ch": _CH}
-
-
-def _zadd(client: Session, args: list[bytes], flags: int) -> bytes:
-    """zaddGenericCommand: options, pairs, their compatibility, every score, then the key."""
-    position = 2
-    while position < len(args):
-        option = _ZADD_OPTIONS.get(args[position].lower())
-        if option is None:
-            break
-        flags |= option
-        position += 1
-    elements, odd = divmod(len(args) - position, 2)
-    if odd or not elements:
-        raise CommandError(SYNTAX_ERROR)
-    if flags & _NX and flags & _XX:
-        raise CommandError("ERR XX and NX options at the same time are not compatible")
-    if (flags & _NX and flags & (_GT | _LT)) or (flags & _GT and flags & _LT):
-        raise CommandError("ERR GT, LT, and/or NX options at the same time are not compatible")
-    incr = flags & _INCR
-    if incr and elements > 1:
-        raise CommandError("ERR INCR option supports a single increment-element pair")
-    scores = [parse_score(args[i]) for i in range(position, len(args), 2)]
-    db = client.db
-    key = args[1]
-    zset = db.lookup(key)
-    config = client.server.config
-    if zset is None:
-        if flags & _XX:
-            return resp.null(client.protocol) if incr else resp.ZERO
-        zset = SortedSet.create(elements, len(args[position + 1]), config)
-        created(client, key)
-        db.data[key] = zset
-    elif type(zset) is not SortedSet:
-        raise CommandError(WRONGTYPE)
-    else:
-        zset.prepare(elements, 0, config)
-    if elements > 1:
-        zset.loosen()  # one unpacking of a listpack for all the pairs
-    # zsetAdd for each pair. A NaN from INCR (one pair only, so nothing changed yet) is
-    # Redis's error.
-    added = updated = processed = 0
-    score = 0.0
-    index = zset.index
-    try:
-        for i, new_score in enumerate(scores):
-            member = args[position + 1 + 2 * i]
-            old = zset.find(member) if index is None else index.get(member)
-            if old is None:
-                if flags & _XX:
-                    continue
-                zset.add(member, new_score, config, None)
-                index = zset.index  # a listpack may have converted
-                added += 1
-                processed += 1
-                score = new_score
-                continue
-            if flags & _NX:
-                continue
-            current = key_score(old)
-            if incr:
-                new_score += current
-                if new_score != new_score:
-                    raise CommandError(NAN_SCORE)
-            if (flags & _LT and new_score >= current) or (flags & _GT and new_score <= current):
-                continue
-            processed += 1
-            score = new_score
-            if new_score != current:
-                zset.add(member, new_score, config, old)
-                updated += 1
-    finally:
-        if elements > 1:
-            zset.tighten()
-    if added or updated:
-        written(client, key, ZSET, b"zincr" if incr else b"zadd", added + updated, True)
-    if incr:
-        return score_reply(score, client.protocol) if processed else resp.null(client.protocol)
-    return resp.integer(added + updated if flags & _CH else added)
 
 
 @command(
@@ -166,11 +65,6 @@ def zadd(client: Session, args: list[bytes]) -> bytes:
     return run_zadd(client, args)
 
 
-def run_zadd(client: Session, args: list[bytes]) -> bytes:
-    """A ZADD request's work and reply (GEOADD runs the ZADD it rewrites itself into)."""
-    return _zadd(client, args, 0)
-
-
 @command(
     "zincrby", arity=4, flags="write denyoom fast", keys=(1, 1, 1),
     acl="@write @sortedset @fast", group="sorted-set", since="1.2.0",
@@ -179,7 +73,7 @@ def run_zadd(client: Session, args: list[bytes]) -> bytes:
     syntax="key increment member",
 )
 def zincrby(client: Session, args: list[bytes]) -> bytes:
-    return _zadd(client, args, _INCR)
+    return zadd_generic(client, args, INCR)
 
 
 @command(
@@ -634,7 +528,8 @@ def _zpop(client: Session, args: list[bytes], highest: bool) -> bytes:
     proto = client.protocol
     nested = proto > 2 and count != -1
     keys = _pop(client, client.db, key, zset, highest, 1 if count == -1 else count)
-    return (b"*%d\r\n" % (len(keys) if nested else 2 * len(keys))) + _pairs(keys, nested, proto)
+    return ((b"*%d\r\n" % (len(keys) if nested else 2 * len(keys)))
+            + score_pairs(keys, nested, proto))
 
 
 @command(
@@ -685,7 +580,7 @@ def _mpop_reply(client: Session, keys: list[bytes], highest: bool, count: int) -
         popped = _pop(client, db, key, zset, highest, count)
         propagate(client, [b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % len(popped)])
         return (b"*2\r\n" + resp.bulk(key) + b"*%d\r\n" % len(popped)
-                + _pairs(popped, True, client.protocol))
+                + score_pairs(popped, True, client.protocol))
     return None
 
 
@@ -719,7 +614,7 @@ def _bzpop(client: Session, args: list[bytes], name: str, highest: bool) -> byte
             continue
         popped = _pop(client, db, key, zset, highest, 1)
         propagate(client, [b"ZPOPMAX" if highest else b"ZPOPMIN", key])
-        return b"*3\r\n" + resp.bulk(key) + _pairs(popped, False, client.protocol)
+        return b"*3\r\n" + resp.bulk(key) + score_pairs(popped, False, client.protocol)
     return blocking.block(client, COMMANDS[name], args, keys, blocking.ZPOP, timeout)
 
 
