@@ -9,13 +9,21 @@ consumer-group commands (:mod:`brook.commands.stream_groups`) import it, not one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from itertools import islice
+from typing import TYPE_CHECKING
 
 from brook.commands.registry import NO_SUCH_KEY, CommandError, of_type
 from brook.commands.stream_args import ACKED, DELREF
 from brook.notify import created
-from brook.types.groups import drop_references, referenced
-from brook.types.stream import Stream
+from brook.protocol import resp
+from brook.types.groups import (
+    INVALID_ENTRIES_READ,
+    Group,
+    drop_references,
+    group_lag,
+    referenced,
+)
+from brook.types.stream import Stream, format_id
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -63,4 +71,42 @@ def delete_with_policy(stream: Stream, entry_id: int, policy: str | None) -> int
 
 
 # Filled by the consumer-group commands: (client, stream, full, count) -> groups value.
-GROUPS_INFO: Final[list] = [lambda client, stream, full, count: [] if full else 0]
+
+
+def entries_read_reply(group: Group) -> int | None:
+    """A group's entries-read as XINFO shows it (nil while it is not known)."""
+    return group.entries_read if group.entries_read != INVALID_ENTRIES_READ else None
+
+
+def groups_info(client: Session, stream: Stream, full: bool, count: int) -> object:
+    """XINFO STREAM's ``groups``: the number of groups, or (FULL) their details."""
+    if not full:
+        return len(stream.groups or ())
+    limit = count or None
+    details = []
+    for group in sorted((stream.groups or {}).values(), key=lambda g: g.name):
+        pel = [[format_id(entry_id), group.owner_name(slot), delivery_time, delivery_count]
+               for entry_id, delivery_time, delivery_count, slot
+               in islice(group.pel.records(), limit)]
+        consumers = []
+        for consumer in sorted(group.consumers.values(), key=lambda c: c.name):
+            consumers.append(resp.Map({
+                "name": consumer.name,
+                "seen-time": consumer.seen_time,
+                "active-time": consumer.active_time,
+                "pel-count": len(consumer.pel),
+                "pending": [[format_id(record[0]), record[1], record[2]]
+                            for record in map(group.pel.get, islice(consumer.pel, limit))
+                            if record is not None],
+            }))
+        details.append(resp.Map({
+            "name": group.name,
+            "last-delivered-id": format_id(group.last_id),
+            "entries-read": entries_read_reply(group),
+            "lag": group_lag(stream, group),
+            "pel-count": len(group.pel),
+            "nacked-count": len(group.nacked),
+            "pending": pel,
+            "consumers": consumers,
+        }))
+    return details

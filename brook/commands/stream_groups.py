@@ -25,8 +25,8 @@ from brook.commands.registry import (
     text,
 )
 from brook.commands.stream_access import (
-    GROUPS_INFO,
     delete_with_policy,
+    entries_read_reply,
     existing_stream,
     new_stream,
     read_stream,
@@ -176,7 +176,7 @@ def _existing_group(stream: Stream, args: list[bytes]) -> Group:
     return group
 
 
-def _clamp_entries_read(stream: Stream, entries_read: int) -> int:
+def _clampentries_read_reply(stream: Stream, entries_read: int) -> int:
     """Since 8.2 an ENTRIESREAD above entries-added is clamped (redis#14259)."""
     if entries_read > stream.entries_added:
         return stream.entries_added
@@ -209,7 +209,7 @@ def xgroup_create(client: Session, args: list[bytes]) -> bytes:
         stream.groups = {}
     if args[3] in stream.groups:
         raise CommandError("BUSYGROUP Consumer Group name already exists")
-    stream.groups[args[3]] = Group(args[3], last_id, _clamp_entries_read(stream, entries_read))
+    stream.groups[args[3]] = Group(args[3], last_id, _clampentries_read_reply(stream, entries_read))
     if args[4] == b"$" and client.server.propagating:
         _propagate_resolved(client, args, last_id)
     written(client, args[2], STREAM, b"xgroup-create")
@@ -230,7 +230,7 @@ def xgroup_setid(client: Session, args: list[bytes]) -> bytes:
     else:
         last_id = parse_id(args[4])[0]
     group.last_id = last_id
-    group.entries_read = _clamp_entries_read(stream, entries_read)  # type: ignore[arg-type]
+    group.entries_read = _clampentries_read_reply(stream, entries_read)  # type: ignore[arg-type]
     if args[4] == b"$" and client.server.propagating:
         _propagate_resolved(client, args, last_id)
     written(client, args[2], STREAM, b"xgroup-setid")
@@ -654,10 +654,6 @@ def xpending(client: Session, args: list[bytes]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _entries_read(group: Group) -> int | None:
-    return group.entries_read if group.entries_read != INVALID_ENTRIES_READ else None
-
-
 @command("xinfo|groups", arity=3, flags="readonly", keys=(2, 2, 1), acl="@read @stream @slow",
          since="5.0.0", summary="Returns a list of the consumer groups of a stream.",
          syntax="key")
@@ -669,7 +665,7 @@ def xinfo_groups(client: Session, args: list[bytes]) -> bytes:
         "consumers": len(group.consumers),
         "pending": len(group.pel),
         "last-delivered-id": format_id(group.last_id),
-        "entries-read": _entries_read(group),
+        "entries-read": entries_read_reply(group),
         "lag": group_lag(stream, group),
     }) for group in groups], client.protocol)
 
@@ -693,41 +689,6 @@ def xinfo_consumers(client: Session, args: list[bytes]) -> bytes:
     }) for consumer in consumers], client.protocol)
 
 
-def _groups_info(client: Session, stream: Stream, full: bool, count: int) -> object:
-    """XINFO STREAM's ``groups``: the number of groups, or (FULL) their details."""
-    if not full:
-        return len(stream.groups or ())
-    limit = count or None
-    details = []
-    for group in sorted((stream.groups or {}).values(), key=lambda g: g.name):
-        pel = [[format_id(entry_id), group.owner_name(slot), delivery_time, delivery_count]
-               for entry_id, delivery_time, delivery_count, slot
-               in islice(group.pel.records(), limit)]
-        consumers = []
-        for consumer in sorted(group.consumers.values(), key=lambda c: c.name):
-            consumers.append(resp.Map({
-                "name": consumer.name,
-                "seen-time": consumer.seen_time,
-                "active-time": consumer.active_time,
-                "pel-count": len(consumer.pel),
-                "pending": [[format_id(record[0]), record[1], record[2]]
-                            for record in map(group.pel.get, islice(consumer.pel, limit))
-                            if record is not None],
-            }))
-        details.append(resp.Map({
-            "name": group.name,
-            "last-delivered-id": format_id(group.last_id),
-            "entries-read": _entries_read(group),
-            "lag": group_lag(stream, group),
-            "pel-count": len(group.pel),
-            "nacked-count": len(group.nacked),
-            "pending": pel,
-            "consumers": consumers,
-        }))
-    return details
-
-
-GROUPS_INFO[0] = _groups_info
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,9 +26,9 @@ from brook.commands.registry import (
     subcommand_error,
 )
 from brook.commands.stream_access import (
-    GROUPS_INFO,
     delete_with_policy,
     existing_stream,
+    groups_info,
     new_stream,
     read_stream,
     write_stream,
@@ -726,9 +726,9 @@ def xinfo_stream(client: Session, args: list[bytes]) -> bytes:
     if full:
         entries = stream.range(0, MAX_ID, count or None)
         info["entries"] = [_entry_value(entry) for entry in entries]
-        info["groups"] = GROUPS_INFO[0](client, stream, True, count)
+        info["groups"] = groups_info(client, stream, True, count)
     else:
-        info["groups"] = GROUPS_INFO[0](client, stream, False, count)
+        info["groups"] = groups_info(client, stream, False, count)
         first = stream.range(0, MAX_ID, 1)
         last = stream.range(0, MAX_ID, 1, reverse=True)
         info["first-entry"] = _entry_value(first[0]) if first else None
