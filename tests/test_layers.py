@@ -132,22 +132,30 @@ RULES = [
 ]
 
 
-# What commands may not even name for type checking: they run on a Session, whoever calls
-# them (the Server type, reached as ``session.server``, is the one name they may use).
-NOT_NAMED_BY_COMMANDS = ("brook.connection", "brook.dispatch")
+# The one name a module may import for type checking although it may not import it: the
+# Server type, which every part still reaches its collaborators through (``session.server``).
+# Handing each part the few collaborators it uses removes it; until then it is the only name
+# the rules below let through, and only for type checking.
+SERVER_TYPE = "brook.server"
 
 
 @pytest.mark.parametrize(("layer", "forbidden"), RULES, ids=[rule[0] for rule in RULES])
 def test_layers_import_downwards(layer: str, forbidden: tuple[str, ...]) -> None:
+    """The rules hold for runtime imports and for type-checking imports alike."""
     offences = []
     for module, (runtime, typing_only, _late) in GRAPH.items():
         if module != layer and not module.startswith(layer + "."):
             continue
-        named = {dep for dep in typing_only if dep.startswith(NOT_NAMED_BY_COMMANDS)}
-        for dep in runtime | (named if layer == "brook.commands" else set()):
+        for dep in runtime | (typing_only - {SERVER_TYPE}):
             if any(dep == bad or dep.startswith(bad + ".") for bad in forbidden):
                 offences.append(f"{module} imports {dep}")
     assert not offences, offences
+
+
+def test_only_the_composition_root_imports_the_server_at_run_time() -> None:
+    found = sorted(module for module, (runtime, _typing, _late) in GRAPH.items()
+                   if SERVER_TYPE in runtime and module not in ("brook.cli", "brook.__main__"))
+    assert not found, found
 
 
 # Command families (FAMILIES in brook/commands/__init__.py) share code through the modules
