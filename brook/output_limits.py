@@ -20,23 +20,29 @@ commands, and its limits decide.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.config.store import Config
     from brook.session import Session
 
 
 class OutputLimits:
-    """The congested sessions and what their class's limits do to them."""
+    """The congested sessions and what their class's limits do to them. Given what it uses:
+    the configuration, the server's clients, its log and the counter of disconnections."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
+    def __init__(self, config: Config, clients: Mapping[int, Session],
+                 log: Callable[[str, str], None], count_disconnection: Callable[[], None]) -> None:
+        self.config = config
+        self.clients = clients
+        self.log = log
+        self.count_disconnection = count_disconnection
         self.slow: set[Session] = set()
 
     def limits(self, session: Session) -> tuple[int, int, int]:
         """(hard, soft, soft seconds) of the session's class."""
-        return self.server.config.client_output_buffer_limit[session.client_type()]
+        return self.config.client_output_buffer_limit[session.client_type()]
 
     def apply(self, session: Session) -> None:
         """Have the connection told once its unsent output reaches the soft limit (the hard
@@ -48,7 +54,7 @@ class OutputLimits:
 
     def limits_changed(self) -> None:
         """CONFIG SET client-output-buffer-limit: every client gets the new thresholds."""
-        for session in list(self.server.clients.values()):
+        for session in list(self.clients.values()):
             self.apply(session)
 
     def limited(self, session: Session) -> bool:
@@ -94,10 +100,9 @@ class OutputLimits:
     def _disconnect(self, session: Session) -> None:
         """Close now and drop what it has not read: its registry entries go when the
         connection is lost, so this is safe in the middle of a fan-out."""
-        server = self.server
         line = session.info_line(time.time()).decode("utf-8", "replace")
-        server.log("warning", f"Client {line} scheduled to be closed ASAP for overcoming of "
-                              "output buffer limits.")
-        server.stats["client_output_buffer_limit_disconnections"] += 1
+        self.log("warning", f"Client {line} scheduled to be closed ASAP for overcoming of "
+                            "output buffer limits.")
+        self.count_disconnection()
         self.slow.discard(session)
         session.abort()

@@ -40,7 +40,7 @@ from brook.protocol import resp
 from brook.session import Pushed
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.output_limits import OutputLimits
     from brook.session import Session
 
 Sink = Callable[[bytes], object]
@@ -266,8 +266,8 @@ class Subscribers:
     ends the server writes each reached subscriber's queue at once.
     """
 
-    def __init__(self, server: Server, registry: Registry) -> None:
-        self.server = server
+    def __init__(self, output_limits: OutputLimits, registry: Registry) -> None:
+        self.output_limits = output_limits
         self.registry = registry
 
     # -- subscribing ----------------------------------------------------------------------
@@ -284,7 +284,7 @@ class Subscribers:
                 self.registry.add(table, name, session, sink, kind)
             parts.append(_confirmation(session, verb, name, count(session)))
         if not was_subscribed:  # now of the pubsub class
-            self.server.output_limits.apply(session)
+            self.output_limits.apply(session)
             session.refresh_mode()
         return Pushed(b"".join(parts))
 
@@ -310,14 +310,14 @@ class Subscribers:
 
     def _left(self, session: Session) -> None:
         """The session has just left subscribed mode: a normal client again."""
-        self.server.output_limits.apply(session)
+        self.output_limits.apply(session)
         session.refresh_mode()
 
     def drop(self, session: Session) -> None:
         """The session is going (QUIT, CLIENT KILL, disconnection): no channel or pattern may
         keep a reference to it, and nothing more is sent to it."""
         self.unsubscribe_all(session)
-        self.server.output_limits.relieved(session)
+        self.output_limits.relieved(session)
         session.pubsub_out.clear()
 
     def unsubscribe_all(self, session: Session) -> None:

@@ -110,8 +110,10 @@ class Server:
         self.keyspace.on_expired = self._expired
         self.blocking = Blocking(self)
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
-        self.subscribers = Subscribers(self, self.pubsub)
-        self.output_limits = OutputLimits(self)
+        self.clients: dict[int, Client] = {}
+        self.output_limits = OutputLimits(config, self.clients, self.log,
+                                          self._output_limit_disconnection)
+        self.subscribers = Subscribers(self.output_limits, self.pubsub)
         self.commands = commands.registry.CommandTable()  # this server's, with its counters
         self.command_table = self.commands.lookup
         self.dispatcher = Dispatcher(self)
@@ -121,7 +123,6 @@ class Server:
         self.current_client: Session | None = None
         # The script running past busy-reply-threshold: other clients get -BUSY meanwhile.
         self.script_busy: ScriptRun | None = None
-        self.clients: dict[int, Client] = {}
         # Client-side caching (CLIENT TRACKING): who caches which keys, and telling them.
         self.tracking = Tracking(self.clients, self.keyspace, self.pubsub,
                                  lambda: self.current_client, self._executing_client,
@@ -506,6 +507,9 @@ class Server:
         for cmd in self.commands.by_name.values():
             cmd.reset_stats()
         self.ops_samples.clear()
+
+    def _output_limit_disconnection(self) -> None:
+        self.stats["client_output_buffer_limit_disconnections"] += 1
 
     def count_error(self, code: str) -> None:
         self.stats["total_error_replies"] += 1
