@@ -313,7 +313,7 @@ class Dispatcher:
 
     # -- replaying the AOF or a master's stream ---------------------------------------------
 
-    def replay(self, session: Session, args: list[bytes]) -> int:
+    def replay(self, session: Session, args: list[bytes]) -> tuple[Command | None, int]:
         """Apply a request of the AOF or of a master's replication stream on ``session`` (a
         ``replaying`` one): resolved, never refused (what was written there already ran),
         queued inside MULTI as a client's request is, its reply discarded. Returns the
@@ -321,10 +321,10 @@ class Dispatcher:
         failure). A bug raises: starting from a diverged dataset would be worse."""
         cmd, found = resolve(self.table, args)
         if found:
-            return found
+            return cmd, found
         assert cmd is not None
         if session.in_multi and self._queue(session, cmd, args):
-            return found
+            return cmd, found
         shortcut = cmd.replay_shortcut
         applied = False
         if shortcut is not None and not session.in_multi:
@@ -339,7 +339,7 @@ class Dispatcher:
             self.call(session, cmd, args)
         session.out.clear()
         session.effects = None
-        return found
+        return cmd, found
 
     def _reject(self, session: Session, message: str, cmd: Command | None) -> bytes | None:
         """Refuse a request: inside MULTI the transaction will abort; a refused EXEC discards

@@ -241,7 +241,6 @@ class Command:
         made.key_keyword = self.key_keyword
         made.key_flags = self.key_flags
         made.replay_shortcut = self.replay_shortcut
-        made.is_script = self.is_script
         for key, sub in self.subcommands.items():
             made.subcommands[key] = sub.instance(made)
         return made

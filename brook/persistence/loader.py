@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import hiredis
 
-from brook.commands.registry import WRONG_ARITY, find_command
+from brook.commands.registry import WRONG_ARITY
 from brook.persistence.aof import encoded_size
 from brook.protocol.framing import line_feeds_of, valid_prefix
 from brook.protocol.requests import ProtocolError, is_request
@@ -112,15 +112,14 @@ class Replayer:
         client = self.client
         opened = not client.in_multi
         try:
-            found = self.dispatcher.replay(client, argv)
+            cmd, found = self.dispatcher.replay(client, argv)
         except Exception as err:
             name = argv[0].decode("utf-8", "replace").lower()
             raise AofError(f"Error replaying '{name}' from the append only file: "
                            f"{err!r}") from err
-        if found == WRONG_ARITY:
-            cmd = find_command(self.server.command_table, argv)
-            raise AofError(f"Wrong number of arguments for '{cmd.fullname if cmd else ''}' "
-                           "reading the append only file")
+        if found == WRONG_ARITY and cmd is not None:
+            raise AofError(f"Wrong number of arguments for '{cmd.fullname}' reading the append "
+                           "only file")
         if found:
             name = argv[0].decode("utf-8", "replace")
             raise AofError(f"Unknown command '{name}' reading the append only file")
