@@ -552,22 +552,24 @@ def test_a_backlog_that_lost_the_bytes_means_a_full_resync(pair: Pair) -> None:
     pair.sync()
     stats = master.info("stats")
     replica_offset = int(info(pair.replica)["master_repl_offset"])
-    # The replica cannot come back (its handshake fails without the password) until the
-    # backlog has moved past what it has: Redis 7.0 trims a shrunk backlog a block at a time.
-    master.config_set("requirepass", "pw")
-    master.execute_command("CLIENT", "KILL", "TYPE", "replica")
-    number = 0
-    while master.info("replication")["repl_backlog_first_byte_offset"] <= replica_offset + 1:
-        batch = master.pipeline(transaction=False)
-        for _ in range(50):
-            batch.set(f"big{number}", "x" * 1024)
-            number += 1
-        batch.execute()
-        assert number < 100_000
-    # The full synchronisation waits for the replica's next reconnection (once a second) and
-    # for the master's diskless-sync delay: no delay here, and room for a loaded machine.
-    master.config_set("repl-diskless-sync-delay", "0")
-    master.config_set("requirepass", "")
+    # The replica is stopped while its link is cut and the backlog moves past what it has, so
+    # it can only ask for those bytes once they are gone (Redis 7.0 trims a shrunk backlog a
+    # block at a time). A stopped process cannot race the test by reconnecting early.
+    pair.replica_process.process.send_signal(signal.SIGSTOP)
+    try:
+        master.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        number = 0
+        while master.info("replication")["repl_backlog_first_byte_offset"] <= replica_offset + 1:
+            batch = master.pipeline(transaction=False)
+            for _ in range(50):
+                batch.set(f"big{number}", "x" * 1024)
+                number += 1
+            batch.execute()
+            assert number < 100_000
+    finally:
+        pair.replica_process.process.send_signal(signal.SIGCONT)
+    # The full synchronisation waits for the replica's next reconnection (once a second):
+    # room for a loaded machine.
     pair.sync(timeout=60)
     after = master.info("stats")
     assert after["sync_full"] == stats["sync_full"] + 1
