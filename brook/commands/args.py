@@ -8,7 +8,7 @@ from brook.types.long_double import LongDouble, string_to_long_double
 
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1
-# A negative SRANDMEMBER (or ZRANDMEMBER) count repeats members without bound; beyond this many
+# A negative SRANDMEMBER (ZRANDMEMBER, HRANDFIELD) count repeats members without bound; beyond this many
 # (gigabytes of reply) it is refused rather than exhaust the server's memory.
 MAX_REPEATED_MEMBERS = 1 << 27
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from brook.commands.args import LONG_MAX, LONG_MIN, parse_int, parse_long_double
+from brook.commands.args import (
+    LONG_MAX,
+    LONG_MIN,
+    MAX_REPEATED_MEMBERS,
+    parse_int,
+    parse_long_double,
+)
 from brook.commands.registry import NOT_FLOAT, SYNTAX_ERROR, CommandError, command, of_type
 from brook.notify import GENERIC, HASH, created, notify, written
 from brook.persistence.effects import propagate
@@ -308,9 +314,6 @@ def hincrbyfloat(client: Session, args: list[bytes]) -> bytes:
 
 # HRANDFIELD's count may not exceed this with WITHVALUES (twice that many replies).
 _HALF_LONG_MAX = LONG_MAX // 2
-# A negative count repeats fields without bound; Redis would build a reply of any size and
-# exhaust its memory, so beyond this many fields (gigabytes of reply) the count is refused.
-_MAX_REPEATED_FIELDS = 1 << 27
 # Up to this many fields, listing a hash is cheaper than keeping a field index for it.
 _SMALL_HASH = 64
 
@@ -342,7 +345,7 @@ def hrandfield(client: Session, args: list[bytes]) -> bytes:
     hash_ = _read_hash(client.db, args[1])
     if hash_ is None or count == 0:
         return resp.EMPTY_ARRAY
-    if -count > _MAX_REPEATED_FIELDS:
+    if -count > MAX_REPEATED_MEMBERS:
         raise CommandError("ERR value is out of range")
     fields = _random_fields(client.db, args[1], hash_, count)
     return _random_reply(hash_, fields, with_values, client.protocol)
