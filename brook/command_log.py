@@ -72,9 +72,13 @@ class SlowLog:
         self.threshold = min(self.log_seconds, latency_seconds)
 
     def trim(self) -> None:
-        """slowlog-max-len changed (a limit of 0 turns the log off and leaves it as it is:
-        Redis 7.2+ trims it only while on)."""
+        """slowlog-max-len or slowlog-log-slower-than changed: Redis trims the log after each
+        command while it is on, so a lower limit takes effect once the CONFIG SET that set it
+        has succeeded. A log turned off (a limit of 0, a threshold below 0) stays as it is:
+        Redis 7.2+ trims it only while on."""
         max_len = self.config.slowlog_max_len
+        if self.config.slowlog_log_slower_than < 0:
+            return
         while max_len and len(self.entries) > max_len:
             self.entries.pop()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -509,6 +510,38 @@ def test_slowlog_max_len_lowered_trims_the_oldest(r):
     r.config_set("slowlog-max-len", "2")
     assert [e[3] for e in r.execute_command("SLOWLOG", "GET")] == [[b"ECHO", b"4"],
                                                                  [b"ECHO", b"3"]]
+
+
+def test_slowlog_keeps_its_entries_when_config_set_is_rolled_back(r):
+    r.config_set("slowlog-max-len", "5")
+    r.config_set("slowlog-log-slower-than", "0")
+    for i in range(4):
+        r.echo(str(i))
+    r.config_set("slowlog-log-slower-than", "1000000")
+    before = r.execute_command("SLOWLOG", "LEN")
+    # A port another socket holds: the port cannot be applied, so the whole CONFIG SET is
+    # rolled back, and the lower slowlog-max-len never takes effect.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        with pytest.raises(redis.ResponseError, match="CONFIG SET failed"):
+            r.execute_command("CONFIG", "SET", "slowlog-max-len", "1", "port", port)
+    assert r.config_get("slowlog-max-len") == {"slowlog-max-len": "5"}
+    assert r.execute_command("SLOWLOG", "LEN") == before
+
+
+def test_slowlog_turned_off_by_threshold_is_not_trimmed_until_on(r):
+    r.config_set("slowlog-max-len", "5")
+    r.config_set("slowlog-log-slower-than", "0")
+    for i in range(4):
+        r.echo(str(i))
+    r.config_set("slowlog-log-slower-than", "-1")
+    held = r.execute_command("SLOWLOG", "LEN")
+    r.config_set("slowlog-max-len", "1")
+    assert r.execute_command("SLOWLOG", "LEN") == held
+    r.config_set("slowlog-log-slower-than", "1000000")
+    assert r.execute_command("SLOWLOG", "LEN") == 1
 
 
 def test_slowlog_long_arguments_are_trimmed(r):

@@ -28,6 +28,13 @@ from brook.config.rewrite import rewrite_file
 _GLOB_CHARS: Final = frozenset("[*?")
 
 
+def _check_canonical(name: str) -> None:
+    """Steps are registered under a parameter's canonical name, never an alias."""
+    param = PARAMETERS_BY_NAME[name]
+    if param.name != name:
+        raise ValueError(f"apply steps are registered under {param.name!r}, not {name!r}")
+
+
 class Config:
     """The server's current configuration; each parameter is a typed attribute."""
 
@@ -182,6 +189,8 @@ class Config:
         # Per parameter (canonical name), what makes a new value take effect, in the order
         # registered (see on_apply).
         self.apply_steps: dict[str, list[Callable[[], None]]] = {}
+        # What may only happen once a CONFIG SET has succeeded as a whole (see on_applied).
+        self.applied_steps: dict[str, list[Callable[[], None]]] = {}
         self.config_file: str | None = None  # absolute path, for CONFIG REWRITE and INFO
         # INFO's executable: made absolute now, before a "dir" setting changes directory.
         self.executable = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
@@ -197,10 +206,15 @@ class Config:
         A step reads the new value from this Config; it may raise :class:`ConfigError` to
         refuse a value it cannot apply, and CONFIG SET then restores every parameter it set
         and runs their steps again (the restored values are applied as well as they can be)."""
-        param = PARAMETERS_BY_NAME[name]
-        if param.name != name:
-            raise ValueError(f"apply steps are registered under {param.name!r}, not {name!r}")
+        _check_canonical(name)
         self.apply_steps.setdefault(name, []).append(step)
+
+    def on_applied(self, name: str, step: Callable[[], None]) -> None:
+        """Run ``step`` once a CONFIG SET that set ``name`` has succeeded as a whole: for what
+        cannot be undone (trimming the slow log), which Redis does after the command, so a
+        CONFIG SET refused and rolled back never does it."""
+        _check_canonical(name)
+        self.applied_steps.setdefault(name, []).append(step)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -233,6 +247,7 @@ class Config:
                 raise ConfigError("can't set protected config")
         setattr(self, param.attr, param.parse(text, getattr(self, param.attr)))
         self._run_apply_steps([param.name])
+        self._run_applied_steps([param.name])
 
     def set_many(self, pairs: list[tuple[str, str]], allow_protected: bool = False) -> None:
         """CONFIG SET: every value is checked before any is applied, and a value the server
@@ -266,6 +281,7 @@ class Config:
             self._restore(previous)
             self._run_apply_steps([param.name for _, param in params], strict=False)
             raise
+        self._run_applied_steps([param.name for _, param in params])
 
     def _restore(self, previous: dict[str, object]) -> None:
         for attr, value in previous.items():
@@ -281,6 +297,11 @@ class Config:
                 except ConfigError as err:
                     if strict:
                         raise ConfigSetError.about(name, str(err))
+
+    def _run_applied_steps(self, names: list[str]) -> None:
+        for name in dict.fromkeys(names):
+            for step in self.applied_steps.get(name, []):
+                step()
 
     # -- CONFIG REWRITE --------------------------------------------------------------------------
 
