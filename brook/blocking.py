@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from brook.keyspace import TYPE_NAMES, Database, now_ms
+from brook.keyspace import TYPE_NAMES, Database
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -326,12 +326,13 @@ class Blocking:
     def _serve_claimers(self, db: Database, key: bytes, waiters: KeyWaiters,
                         stream: Stream) -> None:
         """XREADGROUP CLAIM readers whose pending entries became claimable, in arrival order."""
+        now_ms = db.keyspace.clock.now_ms()
         for name, queue in list(waiters.groups.items()):
             group = stream.group(name)
             if group is None or not len(group.pel):
                 continue
             for waiter in [w for w in queue if w.claim is not None]:
-                if waiter.active and _claimable(group, waiter.claim):  # type: ignore[arg-type]
+                if waiter.active and _claimable(group, waiter.claim, now_ms):  # type: ignore[arg-type]
                     self._run(waiter)
         if waiters.claimers:
             self._arm_claim_timer(db, key, waiters)
@@ -361,7 +362,7 @@ class Blocking:
             due = when if due is None else min(due, when)
         if due is None:
             return
-        delay = max((due - now_ms()) / 1000, 0.001)
+        delay = max((due - db.keyspace.clock.now_ms()) / 1000, 0.001)
         waiters.claim_timer = self.server.loop.call_later(delay, self._claim_due, db, key)
 
     def _claim_due(self, db: Database, key: bytes) -> None:
@@ -390,11 +391,11 @@ def _has_new(stream: Stream, group: Group) -> bool:
     return stream.last_id > group.last_id and stream.length > 0
 
 
-def _claimable(group: Group, min_idle: int) -> bool:
+def _claimable(group: Group, min_idle: int, now_ms: int) -> bool:
     if group.nacked:
         return True
     index = group.idle_index()
-    return bool(index) and index[0][0] <= now_ms() - min_idle
+    return bool(index) and index[0][0] <= now_ms - min_idle
 
 
 def block(client: Session, cmd: Command, args: list[bytes], keys: list[bytes], kind: int,

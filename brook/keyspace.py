@@ -64,60 +64,52 @@ COPIERS: Final[dict[type, Callable[[object], object]]] = {
 _KEY_TABLE: Final[type[KeyTable]] = native.KeyTable or KeyTable
 
 
-def now_ms() -> int:
-    """The command's time in ms: the clock, or a script's start while it runs (Redis's command
-    time snapshot: relative expiries, TTLs and TIME all see one instant)."""
-    snapshot = _time_snapshot
-    return int(time.time() * 1000) if snapshot is None else snapshot // 1000
+class Clock:
+    """The time a server's commands see (Redis's command time snapshot: relative expiries,
+    TTLs and TIME all see one instant while a script or transaction runs), and whether keys
+    may expire now. One per keyspace, so servers in one process keep their own."""
 
+    __slots__ = ("snapshot", "loading", "replica")
 
-def command_ms(read_at: float) -> int:
-    """The time in ms of a command whose request was read at ``read_at`` (seconds): the
-    frozen time of the script or transaction running it, else when its request was read
-    (Redis's commandTimeSnapshot, without a clock call per command)."""
-    snapshot = _time_snapshot
-    return int(read_at * 1000) if snapshot is None else snapshot // 1000
+    def __init__(self) -> None:
+        self.snapshot: int | None = None  # µs: the frozen time, or None to let it run
+        # A file is being loaded (or a master's snapshot applied): nothing expires, as in
+        # Redis (a replayed command must find the key its original found alive).
+        self.loading = False
+        # A replica hides expired keys from its clients without deleting them (Redis's
+        # expireIfNeeded on a replica): only the master's DEL removes a key, so the two
+        # datasets stay the same even when their clocks disagree.
+        self.replica = False
 
+    def now_ms(self) -> int:
+        """The command's time in ms: the clock, or the frozen time of a running script."""
+        snapshot = self.snapshot
+        return int(time.time() * 1000) if snapshot is None else snapshot // 1000
 
-def now_us() -> int:
-    snapshot = _time_snapshot
-    return time.time_ns() // 1000 if snapshot is None else snapshot
+    def now_us(self) -> int:
+        snapshot = self.snapshot
+        return time.time_ns() // 1000 if snapshot is None else snapshot
 
+    def command_ms(self, read_at: float) -> int:
+        """The time in ms of a command whose request was read at ``read_at`` (seconds): the
+        frozen time of the script or transaction running it, else when its request was read
+        (Redis's commandTimeSnapshot, without a clock call per command)."""
+        snapshot = self.snapshot
+        return int(read_at * 1000) if snapshot is None else snapshot // 1000
 
-_loading = False
-_replica = False  # a replica: expired keys read as missing but stay until the master's DEL
-_time_snapshot: int | None = None  # µs
+    def expiry_now(self) -> int:
+        """The time keys expire against: 0 while loading, so nothing expires then; else the
+        command's time (a key alive when a script began stays alive in it)."""
+        if self.loading:
+            return 0
+        snapshot = self.snapshot
+        return int(time.time() * 1000) if snapshot is None else snapshot // 1000
 
-
-def expiry_now() -> int:
-    """The time keys expire against: 0 while a file is being loaded, so nothing expires then,
-    as in Redis (a replayed command must find the key its original found alive); else the
-    command's time (:func:`now_ms`: a key alive when a script began stays alive in it)."""
-    if _loading:
-        return 0
-    snapshot = _time_snapshot
-    return int(time.time() * 1000) if snapshot is None else snapshot // 1000
-
-
-def pause_expiry(paused: bool) -> None:
-    global _loading
-    _loading = paused
-
-
-def keep_expired_keys(replica: bool) -> None:
-    """A replica hides expired keys from its clients without deleting them (Redis's
-    expireIfNeeded on a replica): only the master's DEL removes a key, so the two datasets
-    stay the same even when their clocks disagree."""
-    global _replica
-    _replica = replica
-
-
-def snapshot_time(at_us: int | None) -> int | None:
-    """Freeze the command time at ``at_us`` (None: let it run); returns the previous one."""
-    global _time_snapshot
-    previous = _time_snapshot
-    _time_snapshot = at_us
-    return previous
+    def freeze(self, at_us: int | None) -> int | None:
+        """Freeze the command time at ``at_us`` (None: let it run); returns the previous one."""
+        previous = self.snapshot
+        self.snapshot = at_us
+        return previous
 
 
 # How many hashes per database keep a field index for HSCAN between calls.
@@ -159,7 +151,7 @@ class Database:
         value = self.data.fetch(key)
         if value is not None and self.expires:
             deadline = self.expires.get(key)
-            if deadline is not None and deadline <= expiry_now():
+            if deadline is not None and deadline <= self.keyspace.clock.expiry_now():
                 self.expire_key(key)
                 return None
         return value
@@ -170,7 +162,7 @@ class Database:
         value = self.data.fetch(key) if touch else self.data.get(key)
         if value is not None and self.expires:
             deadline = self.expires.get(key)
-            if deadline is not None and deadline <= expiry_now():
+            if deadline is not None and deadline <= self.keyspace.clock.expiry_now():
                 self.expire_key(key)
                 value = None
         keyspace = self.keyspace
@@ -206,7 +198,7 @@ class Database:
 
     def is_expired(self, key: bytes) -> bool:
         deadline = self.expires.get(key)
-        return deadline is not None and deadline <= expiry_now()
+        return deadline is not None and deadline <= self.keyspace.clock.expiry_now()
 
     def __len__(self) -> int:
         return len(self.data)
@@ -216,7 +208,7 @@ class Database:
         if not self.expires:
             yield from list(self.data)
             return
-        current = expiry_now()
+        current = self.keyspace.clock.expiry_now()
         expires = self.expires
         for key in list(self.data):
             deadline = expires.get(key)
@@ -232,7 +224,7 @@ class Database:
             key = self.data.random_key()
             if key is None or not self.is_expired(key):
                 return key
-            if _replica:
+            if self.keyspace.clock.replica:
                 tries -= 1
                 if not tries:
                     return key
@@ -299,8 +291,8 @@ class Database:
 
     def expire_key(self, key: bytes) -> None:
         """Delete a key whose deadline passed (lazily or from the active cycle); on a replica
-        the key stays (see :func:`keep_expired_keys`)."""
-        if _replica:
+        the key stays (see :attr:`Clock.replica`)."""
+        if self.keyspace.clock.replica:
             return
         if key in self.data:
             self._remove(key)
@@ -376,7 +368,7 @@ class Database:
         """Delete keys whose TTL passed, until done or ``deadline_s`` (perf_counter) is reached."""
         heap = self.expire_heap
         expires = self.expires
-        current = expiry_now()
+        current = self.keyspace.clock.expiry_now()
         removed = 0
         popped = 0
         while heap and heap[0][0] <= current:
@@ -402,6 +394,7 @@ class Keyspace:
     """All databases plus keyspace-wide statistics."""
 
     def __init__(self, count: int) -> None:
+        self.clock = Clock()
         self.expired_keys = 0
         self.hits = 0
         self.misses = 0

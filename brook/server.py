@@ -38,7 +38,7 @@ from brook.config.store import Config
 from brook.connection import Client, is_loopback
 from brook.dispatch import Dispatcher
 from brook.eviction import Evictor, is_lfu
-from brook.keyspace import Database, Keyspace, keep_expired_keys
+from brook.keyspace import Database, Keyspace
 from brook.listeners import Listeners
 from brook.memory import MemoryAccount
 from brook.migration import MigrateSockets
@@ -720,7 +720,7 @@ class Server:
 
     def refresh_replication_checks(self) -> None:
         config = self.config
-        keep_expired_keys(self.replication.is_replica)
+        self.keyspace.clock.replica = self.replication.is_replica
         checks = self.replication.is_replica or bool(
             config.min_replicas_to_write and config.min_replicas_max_lag)
         if checks != self.replication_checks:

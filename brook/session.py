@@ -49,6 +49,8 @@ class Session:
         self.lib_name = b""
         self.lib_ver = b""
         self.db = server.keyspace[0]
+        # The time its commands see (the server's: frozen while a script or EXEC runs).
+        self.clock = server.keyspace.clock
         self.protocol = 2
         self.user = server.acl.default
         self.acl_user: User | None = None  # the user, when its rules must be checked

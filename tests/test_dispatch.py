@@ -7,6 +7,7 @@ parked command, the AOF loader).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import hiredis
@@ -51,6 +52,30 @@ def test_two_servers_in_one_process_count_their_own_commands() -> None:
     assert (other[b"get"].calls, other[b"blpop"].calls) == (0, 0)
     assert "cmdstat_get" not in second.server.dispatcher.execute(
         second, [b"INFO", b"commandstats"]).decode()
+
+
+def test_two_servers_in_one_process_keep_their_own_time() -> None:
+    """A script's frozen time and a replica's kept expired keys belong to their server: the
+    other server in the process sees the clock run and expires its keys."""
+    first, second = _session(), _session()
+    run = first.server.dispatcher.execute
+    assert run(first, [b"SET", b"k", b"v", b"PX", b"1"]) == b"+OK\r\n"
+    other = second.server.dispatcher.execute
+    assert other(second, [b"SET", b"k", b"v", b"PX", b"1"]) == b"+OK\r\n"
+    time.sleep(0.01)
+    frozen = 1_000_000_000_000_000  # µs: a script of the first server started then
+    outer = first.clock.freeze(frozen)
+    first.clock.replica = True
+    try:
+        assert run(first, [b"TIME"]) == b"*2\r\n$10\r\n1000000000\r\n$1\r\n0\r\n"
+        assert run(first, [b"EXISTS", b"k"]) == b":1\r\n"  # not yet due at its time
+        seconds = int(other(second, [b"TIME"]).split(b"\r\n")[2])
+        assert abs(seconds - time.time()) < 60
+        assert other(second, [b"EXISTS", b"k"]) == b":0\r\n"
+        assert second.server.keyspace.expired_keys == 1
+    finally:
+        first.clock.freeze(outer)
+        first.clock.replica = False
 
 
 def test_checks_reject_without_running() -> None:

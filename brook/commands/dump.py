@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Final
 
 from brook.commands.args import parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command
-from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, created, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
@@ -101,15 +100,16 @@ def _restore(client: Session, args: list[bytes]) -> bytes:
         raise CommandError(BAD_PAYLOAD)
     reader = Reader(body)
     try:
-        value = load_object(load_type(reader), reader, client.server.config, now_ms())
+        value = load_object(load_type(reader), reader, client.server.config, client.clock.now_ms())
     except RdbError:
         raise CommandError(BAD_DATA) from None
     deleted = replace and db.lookup(key) is not None
     if deleted:
         db.delete(key)
     if ttl and not absttl:
-        ttl += now_ms()
-    if value is None or ttl and ttl <= expiry_now() and not client.server.replication.is_replica:
+        ttl += client.clock.now_ms()
+    if value is None or (ttl and ttl <= client.clock.expiry_now()
+                         and not client.server.replication.is_replica):
         if deleted:  # the old value went: that is the whole effect
             written(client, key, GENERIC, b"del")
             unlink = client.server.config.lazyfree_lazy_server_del
@@ -255,7 +255,7 @@ def migrate(client: Session, args: list[bytes]) -> bytes:
         if select:
             request.append(_encode_command(b"SELECT", b"%d" % db_index))
         moved: list[bytes] = []
-        now = now_ms()
+        now = client.clock.now_ms()
         for key in keys:
             value = db.lookup(key)
             if value is None:

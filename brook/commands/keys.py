@@ -29,7 +29,6 @@ from brook.commands.registry import (
     container,
     text,
 )
-from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, created, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
@@ -343,7 +342,7 @@ def _condition_refuses(flags: int, current: int | None, when: int) -> bool:
 def _expire(client: Session, args: list[bytes], name: str, in_seconds: bool,
             absolute: bool) -> bytes:
     flags = _expire_conditions(args)
-    now = now_ms()
+    now = client.clock.now_ms()
     when = _deadline(args, name, in_seconds, 0 if absolute else now)
     db = client.db
     key = args[1]
@@ -351,7 +350,8 @@ def _expire(client: Session, args: list[bytes], name: str, in_seconds: bool,
         return resp.ZERO
     if flags and _condition_refuses(flags, db.expires.get(key), when):
         return resp.ZERO
-    if when <= expiry_now():  # already past: the key goes now (not counted as an expiry)
+    # Already past: the key goes now (not counted as an expiry).
+    if when <= client.clock.expiry_now():
         db.delete(key)
         written(client, key, GENERIC, b"del")
         propagate(client, [b"DEL", key])
@@ -399,7 +399,7 @@ def _ttl(client: Session, key: bytes, in_ms: bool, absolute: bool) -> bytes:
     deadline = db.expires.get(key)
     if deadline is None:
         return resp.integer(-1)
-    remaining = max(deadline if absolute else deadline - now_ms(), 0)
+    remaining = max(deadline if absolute else deadline - client.clock.now_ms(), 0)
     return resp.integer(remaining if in_ms else (remaining + 500) // 1000)
 
 

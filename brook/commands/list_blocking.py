@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def _pop(client: Session, args: list[bytes], name: str, left: bool) -> bytes | None:
-    timeout = parse_timeout(args[-1], seconds=True)
+    timeout = parse_timeout(args[-1], seconds=True, now_ms=client.clock.now_ms())
     keys = args[1:-1]
     for key in keys:
         reply = pop_reply(client, key, left)
@@ -83,7 +83,7 @@ def _move(client: Session, args: list[bytes], name: str, from_left: bool, to_lef
     syntax="source destination timeout",
 )
 def brpoplpush(client: Session, args: list[bytes]) -> bytes | None:
-    timeout = parse_timeout(args[3], seconds=True)
+    timeout = parse_timeout(args[3], seconds=True, now_ms=client.clock.now_ms())
     return _move(client, args, "brpoplpush", False, True, timeout,
                  [b"RPOPLPUSH", args[1], args[2]])
 
@@ -99,7 +99,7 @@ def brpoplpush(client: Session, args: list[bytes]) -> bytes | None:
 def blmove(client: Session, args: list[bytes]) -> bytes | None:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
-    timeout = parse_timeout(args[5], seconds=True)
+    timeout = parse_timeout(args[5], seconds=True, now_ms=client.clock.now_ms())
     return _move(client, args, "blmove", from_left, to_left, timeout, [b"LMOVE", *args[1:5]])
 
 
@@ -119,7 +119,7 @@ def blmovem(client: Session, args: list[bytes]) -> bytes | None:
     from_left = parse_direction(args[3])
     to_left = parse_direction(args[4])
     how = parse_how_many(args, 5, len(args) - 1)
-    timeout = parse_timeout(args[-1], seconds=True)
+    timeout = parse_timeout(args[-1], seconds=True, now_ms=client.clock.now_ms())
     reply = movem_reply(client, args[1], args[2], from_left, to_left, how)
     if reply is not None:
         return reply
@@ -137,7 +137,8 @@ def blmovem(client: Session, args: list[bytes]) -> bytes | None:
 )
 def blmpop(client: Session, args: list[bytes]) -> bytes | None:
     keys, left, count = parse_mpop_args(args, 3)
-    timeout = parse_timeout(args[1], seconds=True)  # after the rest, as Redis
+    timeout = parse_timeout(args[1], seconds=True,
+                            now_ms=client.clock.now_ms())  # after the rest, as Redis
     reply = mpop_reply(client, keys, left, count)
     if reply is not None:
         return reply

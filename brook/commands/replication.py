@@ -163,7 +163,7 @@ def wait(client: Session, args: list[bytes]) -> bytes | None:
     if replication.is_replica:
         raise CommandError(_WAIT_ON_REPLICA)
     wanted = parse_int(args[1])
-    timeout_ms = parse_timeout(args[2], seconds=False)
+    timeout_ms = parse_timeout(args[2], seconds=False, now_ms=client.clock.now_ms())
     offset = client.woff  # where this connection's last write ends in the stream
     count = replication.acked_count(offset)
     if count >= wanted or client.in_exec or client.in_script:
@@ -185,7 +185,7 @@ def waitaof(client: Session, args: list[bytes]) -> bytes | None:
     wanted = parse_int(args[2])
     if wanted < 0:
         raise CommandError("ERR value is out of range, must be positive")
-    timeout_ms = parse_timeout(args[3], seconds=False)
+    timeout_ms = parse_timeout(args[3], seconds=False, now_ms=client.clock.now_ms())
     server = client.server
     replication = server.replication
     if replication.is_replica:

@@ -36,7 +36,6 @@ from brook.commands.registry import (
     text,
 )
 from brook.commands.stream_args import parse_strict_id
-from brook.keyspace import now_ms
 from brook.protocol import resp
 from brook.types.groups import LLONG_MAX, Group
 from brook.types.hash import Hash
@@ -121,7 +120,7 @@ def brook_restore_pel(client: Session, args: list[bytes]) -> bytes:
             records.append((entry_id, 0, _count(items[i + 1])))
     _, group = _group(client, args[1], args[2])
     if width == 3:
-        consumer = group.consumer(args[4], now_ms())
+        consumer = group.consumer(args[4], client.clock.now_ms())
         assert consumer is not None
         for entry_id, delivery_time, delivery_count in records:
             group.deliver(entry_id, consumer, delivery_time, delivery_count)
@@ -144,7 +143,7 @@ def brook_restore_consumer(client: Session, args: list[bytes]) -> bytes:
     if seen_time < 0:
         raise CommandError("ERR invalid seen-time")
     _, group = _group(client, args[1], args[2])
-    consumer = group.consumer(args[3], now_ms())
+    consumer = group.consumer(args[3], client.clock.now_ms())
     assert consumer is not None
     consumer.seen_time = seen_time
     consumer.active_time = active_time

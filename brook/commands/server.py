@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command
-from brook.keyspace import now_us
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ _ADMIN_ACL = "@admin @slow @dangerous"
 @command("time", arity=1, flags="loading stale fast", acl="@fast", group="server", since="2.6.0",
          summary="Returns the server time.", syntax="")
 def time_(client: Session, args: list[bytes]) -> bytes:
-    micros = now_us()  # a script's commands see the time it started, as in Redis
+    micros = client.clock.now_us()  # a script's commands see the time it started, as in Redis
     return resp.array_of_bulks([b"%d" % (micros // 1_000_000), b"%d" % (micros % 1_000_000)])
 
 

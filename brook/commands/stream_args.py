@@ -373,21 +373,21 @@ _PARSED: Final[dict[tuple[bool, tuple[bytes, ...]], ReadArgs]] = {}
 _PARSED_MAX: Final = 4096
 
 
-def parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
+def parse_read_args(args: list[bytes], grouped: bool, now_ms: int) -> ReadArgs:
     """Options up to STREAMS, with Redis's error for each misuse (memoised per request)."""
     if len(args) > 32:
-        return _parse_read_args(args, grouped)
+        return _parse_read_args(args, grouped, now_ms)
     memo_key = (grouped, tuple(args))
     parsed = _PARSED.get(memo_key)
     if parsed is None:
-        parsed = _parse_read_args(args, grouped)
+        parsed = _parse_read_args(args, grouped, now_ms)
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
         _PARSED[memo_key] = parsed
     return parsed
 
 
-def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
+def _parse_read_args(args: list[bytes], grouped: bool, now_ms: int) -> ReadArgs:
     parsed = ReadArgs()
     name = "xreadgroup" if grouped else "xread"
     argc = len(args)
@@ -396,7 +396,7 @@ def _parse_read_args(args: list[bytes], grouped: bool) -> ReadArgs:
         more = argc - i - 1
         opt = args[i].lower()
         if opt == b"block" and more:
-            parsed.block = parse_timeout(args[i + 1], seconds=False)
+            parsed.block = parse_timeout(args[i + 1], seconds=False, now_ms=now_ms)
             i += 2
         elif opt == b"count" and more:
             parsed.count = max(parse_int(args[i + 1]), 0)

@@ -42,7 +42,6 @@ from brook.commands.stream_args import (
     parse_strict_id,
     streams_key_positions,
 )
-from brook.keyspace import now_ms
 from brook.notify import STREAM, notify, written
 from brook.persistence.effects import propagate, suppress
 from brook.protocol import resp
@@ -256,7 +255,7 @@ def xgroup_createconsumer(client: Session, args: list[bytes]) -> bytes:
     group = _existing_group(stream, args)  # type: ignore[arg-type]
     if args[4] in group.consumers:
         return resp.ZERO
-    group.consumer(args[4], now_ms())
+    group.consumer(args[4], client.clock.now_ms())
     written(client, args[2], STREAM, b"xgroup-createconsumer")
     return resp.ONE
 
@@ -433,7 +432,7 @@ def _claim(stream: Stream, group: Group, consumer: Consumer, min_idle: int, coun
     "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]",
 )
 def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
-    parsed = parse_read_args(args, True)
+    parsed = parse_read_args(args, True, client.clock.now_ms())
     db = client.db
     keys = args[parsed.streams_at:parsed.streams_at + parsed.nstreams]
     id_args = args[parsed.streams_at + parsed.nstreams:]
@@ -453,7 +452,7 @@ def xreadgroup(client: Session, args: list[bytes]) -> bytes | None:
             after = _NEW_ENTRIES  # Redis stores ">" as the largest ID: typed out, it reads new
         targets.append((key, stream, group, after))
 
-    now = now_ms()
+    now = client.clock.now_ms()
     budget = _Budget(parsed.maxcount, parsed.maxsize)
     served: list[tuple[bytes, int, list[bytes]]] = []
     server = client.server
@@ -631,7 +630,7 @@ def xpending(client: Session, args: list[bytes]) -> bytes:
         if consumer is None:
             return resp.EMPTY_ARRAY
         records = map(group.pel.get, consumer.pel.ids(start))  # type: ignore[arg-type]
-    now = now_ms()
+    now = client.clock.now_ms()
     rows: list[list[object]] = []
     if count and start <= end:
         for entry_id, delivery_time, delivery_count, slot in records:
@@ -679,7 +678,7 @@ def xinfo_consumers(client: Session, args: list[bytes]) -> bytes:
     if group is None:
         raise CommandError(f"NOGROUP No such consumer group '{text(args[3])}' for key name "
                            f"'{text(args[2])}'")
-    now = now_ms()
+    now = client.clock.now_ms()
     consumers = sorted(group.consumers.values(), key=lambda c: c.name)
     return resp.encode([resp.Map({
         "name": consumer.name,
@@ -746,7 +745,7 @@ def xclaim(client: Session, args: list[bytes]) -> bytes:
         except CommandError:
             break
         j += 1
-    now = now_ms()
+    now = client.clock.now_ms()
     retrycount = -1
     delivery_time = -1
     last_id = 0
@@ -850,7 +849,7 @@ def xautoclaim(client: Session, args: list[bytes]) -> bytes:
         else:
             raise CommandError(SYNTAX_ERROR)
     stream, group = _group_or_nogroup(client, args)
-    now = now_ms()
+    now = client.clock.now_ms()
     attempts = count * 10  # Redis scans at most 10 x COUNT PEL entries
     # The records it may look at, and the one after them (the next cursor).
     scan = list(islice(group.pel.records(start), attempts + 1))

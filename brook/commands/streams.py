@@ -48,7 +48,6 @@ from brook.commands.stream_args import (
     plain_id,
     streams_key_positions,
 )
-from brook.keyspace import command_ms, now_ms
 from brook.notify import STREAM, notify, written
 from brook.persistence.aof import encode_xadd
 from brook.persistence.effects import propagate
@@ -179,7 +178,7 @@ def _xadd_auto(client: Session, args: list[bytes]) -> bytes:
     key = args[1]
     stream = _stream_for_xadd(client, key, False)
     assert stream is not None
-    entry_id, sid = next_auto_id(command_ms(client.last_interaction), stream.last_id)
+    entry_id, sid = next_auto_id(client.clock.command_ms(client.last_interaction), stream.last_id)
     fields = args[3:]
     _store(client, stream, entry_id, fields)
     if client.server.propagating:  # persisted with the ID it got, encoded here: the hottest write
@@ -254,7 +253,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
     iid = None
     now = 0
     if parsed.idmp_pid is not None:
-        now = now_ms()
+        now = client.clock.now_ms()
         iid = parsed.idmp_iid if parsed.idmp_iid is not None else content_iid(fields)
         idmp = _idmp_of(client, stream)
         if parsed.id_given:
@@ -271,7 +270,7 @@ def xadd(client: Session, args: list[bytes]) -> bytes:
                 return _id_reply(found)
 
     if not parsed.id_given:
-        entry_id = next_auto_id(command_ms(client.last_interaction), last_id)[0]
+        entry_id = next_auto_id(client.clock.command_ms(client.last_interaction), last_id)[0]
     else:
         entry_id = parsed.entry_id
         if not parsed.seq_given and entry_id >> 64 == last_id >> 64:
@@ -566,7 +565,7 @@ def xrevrange(client: Session, args: list[bytes]) -> bytes:
     "STREAMS key [key ...] id [id ...]",
 )
 def xread(client: Session, args: list[bytes]) -> bytes | None:
-    parsed = parse_read_args(args, False)
+    parsed = parse_read_args(args, False, client.clock.now_ms())
     count, maxcount, maxsize = parsed.count, parsed.maxcount, parsed.maxsize
     streams_at, nstreams = parsed.streams_at, parsed.nstreams
 
@@ -685,7 +684,7 @@ def idmp_fields(client: Session, stream: Stream) -> list[tuple[str, int]]:
         return [("idmp-duration", config.stream_idmp_duration),
                 ("idmp-maxsize", config.stream_idmp_maxsize), ("pids-tracked", 0),
                 ("iids-tracked", 0), ("iids-added", 0), ("iids-duplicates", 0)]
-    pids, iids = idmp.tracked(now_ms())
+    pids, iids = idmp.tracked(client.clock.now_ms())
     return [("idmp-duration", idmp.duration), ("idmp-maxsize", idmp.maxsize),
             ("pids-tracked", pids), ("iids-tracked", iids), ("iids-added", idmp.added),
             ("iids-duplicates", idmp.duplicates)]

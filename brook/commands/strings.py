@@ -29,7 +29,6 @@ from brook.commands.registry import (
     command,
 )
 from brook.commands.string_values import string_value
-from brook.keyspace import expiry_now, now_ms
 from brook.notify import GENERIC, NEW, STRING, created, creating, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
@@ -77,7 +76,7 @@ def _forget_ttl(db: Database, key: bytes) -> None:
     """Drop a key's TTL before overwriting it; a TTL already due counts as an expiry, as
     Redis's lookupKeyWrite expires the old key before SET replaces it."""
     deadline = db.expires.pop(key, None)
-    if deadline is not None and deadline <= expiry_now():
+    if deadline is not None and deadline <= db.keyspace.clock.expiry_now():
         db.keyspace.expired_keys += 1
 
 
@@ -174,7 +173,7 @@ def parse_extended_options(args: list[bytes], first: int, for_set: bool) -> tupl
     return flags, expire
 
 
-def expire_deadline(arg: bytes, flags: int, command_name: str) -> int:
+def expire_deadline(arg: bytes, flags: int, command_name: str, now_ms: int) -> int:
     """The absolute deadline in ms of an expiry argument (Redis's getExpireMillisecondsOrReply:
     non-positive values and overflows are "invalid expire time")."""
     amount = parse_int(arg)
@@ -184,7 +183,7 @@ def expire_deadline(arg: bytes, flags: int, command_name: str) -> int:
     if flags & _SECONDS_UNIT:
         amount *= 1000
     if flags & _RELATIVE:
-        amount += now_ms()
+        amount += now_ms
         if amount > LONG_MAX:  # Redis's signed addition wraps negative here
             raise CommandError(invalid)
     return amount
@@ -192,7 +191,8 @@ def expire_deadline(arg: bytes, flags: int, command_name: str) -> int:
 
 def _set_with_options(client: Session, args: list[bytes]) -> bytes:
     flags, expire = parse_extended_options(args, 3, for_set=True)
-    deadline = expire_deadline(expire, flags, "set") if expire is not None else None
+    deadline = (None if expire is None
+                else expire_deadline(expire, flags, "set", client.clock.now_ms()))
     db = client.db
     key = args[1]
     reply = OK
@@ -233,7 +233,7 @@ def setnx(client: Session, args: list[bytes]) -> bytes:
 
 def _set_expiring(client: Session, args: list[bytes], unit_flag: int, name: str) -> bytes:
     """SETEX and PSETEX: ``key amount value``."""
-    deadline = expire_deadline(args[2], unit_flag, name)
+    deadline = expire_deadline(args[2], unit_flag, name, client.clock.now_ms())
     db = client.db
     key = args[1]
     if db.lookup(key) is None:  # an expired previous value counts as expired, as in Redis
@@ -316,8 +316,8 @@ def getex(client: Session, args: list[bytes]) -> bytes:
         return resp.null(client.protocol)
     reply = resp.bulk(value)
     if expire is not None:
-        deadline = expire_deadline(expire, flags, "getex")
-        if not flags & _RELATIVE and deadline <= expiry_now():
+        deadline = expire_deadline(expire, flags, "getex", client.clock.now_ms())
+        if not flags & _RELATIVE and deadline <= client.clock.expiry_now():
             db.delete(key)  # an absolute time already past deletes the key at once
             written(client, key, GENERIC, b"del")
             propagate(client, [b"DEL", key])

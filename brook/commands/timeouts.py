@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from brook.commands.args import parse_int, parse_long_double
 from brook.commands.registry import CommandError
-from brook.keyspace import now_ms
 
 _LLONG_MAX = (1 << 63) - 1
 
 
-def parse_timeout(arg: bytes, seconds: bool) -> int:
+def parse_timeout(arg: bytes, seconds: bool, now_ms: int) -> int:
     """A blocking timeout in milliseconds (0 = forever) with Redis's errors: seconds with
-    decimals for list commands (rounded up to the millisecond), whole milliseconds for X*."""
+    decimals for list commands (rounded up to the millisecond), whole milliseconds for X*;
+    ``now_ms`` is the command's time, which the timeout's deadline must not overflow from."""
     if seconds:
         value = parse_long_double(arg, "ERR timeout is not a float or out of range")
         if isinstance(value, float):  # infinite
@@ -26,6 +26,6 @@ def parse_timeout(arg: bytes, seconds: bool) -> int:
         timeout = parse_int(arg, "ERR timeout is not an integer or out of range")
     if timeout < 0:
         raise CommandError("ERR timeout is negative")
-    if timeout > _LLONG_MAX - now_ms():
+    if timeout > _LLONG_MAX - now_ms:
         raise CommandError("ERR timeout is out of range")
     return timeout

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from brook.commands.registry import CommandError, command
-from brook.keyspace import now_us, snapshot_time
 from brook.persistence.effects import suppress
 from brook.protocol import resp
 
@@ -85,7 +84,8 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
         server.effect_log.begin_transaction()  # its effects are persisted as one MULTI ... EXEC
     # Time stands still for the whole transaction (Redis's command time snapshot, taken when
     # EXEC starts): TIME, XADD's IDs and expiry see one instant.
-    outer = snapshot_time(now_us())
+    clock = client.clock
+    outer = clock.freeze(clock.now_us())
     try:
         call = server.dispatcher.call
         if client.user.unrestricted:
@@ -94,7 +94,7 @@ def exec_(client: Session, args: list[bytes]) -> bytes:
             call_queued = server.dispatcher.call_queued
             replies = [call_queued(client, cmd, request) for cmd, request in queue]
     finally:
-        snapshot_time(outer)
+        clock.freeze(outer)
         client.in_exec = False
         if propagating:
             server.effect_log.end_transaction()

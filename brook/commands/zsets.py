@@ -605,7 +605,7 @@ COMMANDS["zmpop"].find_keys = lmpop_key_positions
 def _bzpop(client: Session, args: list[bytes], name: str, highest: bool) -> bytes | None:
     """BZPOPMIN/BZPOPMAX: the timeout first, then the keys in order; ``*3 key member score``
     from the first non-empty sorted set, persisted as ZPOPMIN/ZPOPMAX key."""
-    timeout = parse_timeout(args[-1], seconds=True)
+    timeout = parse_timeout(args[-1], seconds=True, now_ms=client.clock.now_ms())
     keys = args[1:-1]
     db = client.db
     for key in keys:
@@ -655,7 +655,8 @@ def bzpopmax(client: Session, args: list[bytes]) -> bytes | None:
 )
 def bzmpop(client: Session, args: list[bytes]) -> bytes | None:
     keys, highest, count = parse_mpop_args(args, 3, parse_min_max)
-    timeout = parse_timeout(args[1], seconds=True)  # after the rest, as Redis
+    timeout = parse_timeout(args[1], seconds=True,
+                            now_ms=client.clock.now_ms())  # after the rest, as Redis
     reply = _mpop_reply(client, keys, highest, count)
     if reply is not None:
         return reply

@@ -20,7 +20,6 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from brook import keyspace as keyspace_module
 from brook.persistence.aof import AppendOnlyFile, encode_command
 from brook.persistence.loader import AofError, load_file
 from brook.persistence.rewrite import rewrite_commands
@@ -158,14 +157,14 @@ class Persistence:
         server.loading = True
         self.loading_started = time.time()
         self.loading_total_bytes = total_bytes
-        keyspace_module.pause_expiry(True)
+        server.keyspace.clock.loading = True
         for client in server.clients.values():
             client.refresh_mode()
 
     def _end_loading(self) -> None:
         server = self.server
         server.loading = False
-        keyspace_module.pause_expiry(False)
+        server.keyspace.clock.loading = False
         for client in server.clients.values():
             client.refresh_mode()
 

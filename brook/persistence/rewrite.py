@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from brook.keyspace import Keyspace, now_ms
+from brook.keyspace import Keyspace
 from brook.protocol.requests import parse_strict_int
 from brook.protocol.resp import format_double
 from brook.types.groups import Group
@@ -63,7 +63,7 @@ def rewrite_commands(keyspace: Keyspace, now: int | None = None,
     Keys already expired at ``now`` (ms; default: the current time) are left out, as Redis
     does. Each non-empty database starts with ``SELECT index``.
     """
-    current = now_ms() if now is None else now
+    current = keyspace.clock.now_ms() if now is None else now
     for code in libraries:
         yield [b"FUNCTION", b"LOAD", code]
     for db in keyspace.databases:

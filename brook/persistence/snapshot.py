@@ -46,7 +46,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
 
-from brook.keyspace import Keyspace, now_ms
+from brook.keyspace import Keyspace
 from brook.types import pel as pel_module
 from brook.types.groups import Consumer, Group
 from brook.types.hash import Hash
@@ -197,7 +197,7 @@ def debug_delay(microseconds: int) -> None:
 
 def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes],
            key_delay_us: int = 0) -> None:
-    current = now_ms()
+    current = keyspace.clock.now_ms()
     w = _Writer(out)
     w.put(_HEADER.pack(MAGIC, VERSION, 0 if sys.byteorder == "little" else 1, _platform(),
                        current))

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Final
 
 import hiredis
 
-from brook import keyspace as keyspace_module
 from brook.persistence.aof import encode_command
 from brook.persistence.loader import AofError, Replayer, apply_master_stream
 from brook.persistence.snapshot import SnapshotError, load_snapshot
@@ -270,6 +269,7 @@ class MasterLink:
     async def _stream(self, reader: asyncio.StreamReader) -> None:
         server = self.server
         replication = server.replication
+        clock = server.keyspace.clock
         replayer = replication.replayer
         if replayer is None:
             replayer = replication.replayer = Replayer(server)
@@ -285,7 +285,7 @@ class MasterLink:
             self.last_io = time.monotonic()
             parser.feed(data)
             pending += data
-            keyspace_module.pause_expiry(True)  # the master decides what expires
+            clock.loading = True  # the master decides what expires
             next_request = parser.gets
             if may_hold_other_elements(pending):
                 next_request = FramedGets(pending, next_request)
@@ -294,7 +294,7 @@ class MasterLink:
             except (hiredis.ProtocolError, AofError) as err:
                 raise LinkError(f"Bad protocol from MASTER: {err}") from err
             finally:
-                keyspace_module.pause_expiry(False)
+                clock.loading = False
             fed = 0
             for position in acks:  # answered at the offset before each GETACK
                 if position > fed:

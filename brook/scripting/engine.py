@@ -25,7 +25,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from brook.commands.registry import NO_SUBCOMMAND, WRONG_ARITY, find_command, resolve
-from brook.keyspace import now_us, snapshot_time
 from brook.protocol import resp
 from brook.scripting.busy import serve_while_busy
 from brook.scripting.cache import ScriptCache, ScriptCacheError, shebang_flags
@@ -202,14 +201,15 @@ class Engine:
         hooked = server.config.busy_reply_threshold > 0 and not caller.replaying
         # Time stands still while a script runs (Redis's command time snapshot): TIME, XADD's
         # IDs and expiry all see the instant it started, or its transaction's.
-        outer = snapshot_time(now_us())
+        clock = server.keyspace.clock
+        outer = clock.freeze(clock.now_us())
         try:
             if eval_mode:
                 ok, result = interpreter.run_eval(hooked, function, *arguments)
             else:
                 ok, result = interpreter.run(hooked, function, *arguments)
         finally:
-            snapshot_time(outer)
+            clock.freeze(outer)
             self.run = None
             if run.timed_out:
                 server.end_busy()
