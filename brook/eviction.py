@@ -161,7 +161,7 @@ class Evictor:
         self.evicted_keys += 1
         server = self.server
         if server.config.notify_keyspace_events & NOTIFY_EVICTED:
-            publish_event(server, b"evicted", key, db.index)
+            publish_event(server.config, server.pubsub, b"evicted", key, db.index)
         if server.propagating:
             server.effect_log.feed(db.index, ([b"DEL", key],))
         return size

@@ -31,8 +31,9 @@ from brook.config.notify_flags import (
 )
 
 if TYPE_CHECKING:
+    from brook.config.store import Config
     from brook.keyspace import Database
-    from brook.server import Server
+    from brook.pubsub import Registry
     from brook.session import Session
 
 __all__ = ["GENERIC", "STRING", "LIST", "SET", "HASH", "ZSET", "STREAM", "EXPIRED", "NEW",
@@ -109,32 +110,30 @@ def notify(client: Session, event_class: int, event: bytes, key: bytes,
     server = client.server
     if server.config.notify_keyspace_events & event_class:
         current = server.current_client or client  # a script's caller, for its commands
-        own = publish_event(server, event, key,
+        own = publish_event(server.config, server.pubsub, event, key,
                             client.db.index if db_index is None else db_index, current)
         if own:  # the writer listens to its own events: they follow its reply (Redis 7.2+)
             current.postponed.append(own)
 
 
-def expired(server: Server, db: Database, key: bytes) -> None:
+def expired(config: Config, pubsub: Registry, current: Session | None, db: Database,
+            key: bytes) -> None:
     """``Keyspace.on_expired``: the ``expired`` event (class ``x``). A key found expired by
-    a command (lazily): the client running it gets its copy after the reply (Redis 7.2+); the
-    active cycle runs between commands."""
-    if server.config.notify_keyspace_events & NOTIFY_EXPIRED:
-        current = server.current_client
-        own = publish_event(server, b"expired", key, db.index, current)
+    a command (lazily): the client running it (``current``) gets its copy after the reply
+    (Redis 7.2+); the active cycle runs between commands."""
+    if config.notify_keyspace_events & NOTIFY_EXPIRED:
+        own = publish_event(config, pubsub, b"expired", key, db.index, current)
         if own and current is not None:
             current.postponed.append(own)
 
 
-def publish_event(server: Server, event: bytes, key: bytes, db_index: int,
+def publish_event(config: Config, pubsub: Registry, event: bytes, key: bytes, db_index: int,
                   current: Session | None = None) -> bytes:
     """Publish on the enabled channels; returns what ``current`` itself receives."""
-    flags = server.config.notify_keyspace_events
+    flags = config.notify_keyspace_events
     own = b""
     if flags & NOTIFY_KEYSPACE:
-        own += server.pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event,
-                                     current)[1]
+        own += pubsub.publish(b"__keyspace@%d__:%s" % (db_index, key), event, current)[1]
     if flags & NOTIFY_KEYEVENT:
-        own += server.pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key,
-                                     current)[1]
+        own += pubsub.publish(b"__keyevent@%d__:%s" % (db_index, event), key, current)[1]
     return own

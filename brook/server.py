@@ -54,6 +54,7 @@ from brook.tls import TlsConfigError, TlsContexts, build_contexts, tls_wanted
 from brook.tracking import Tracking
 from brook.types import lists
 from brook.version import BROOK_VERSION, VERSION
+from brook.while_busy import serve_while_busy
 
 _LOG_MARKS: Final = {"debug": ".", "verbose": "-", "notice": "*", "warning": "#"}
 _LOG_LEVELS: Final = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
@@ -185,7 +186,7 @@ class Server:
             self.acl.set_default_password(config.requirepass)
         lists.LIMIT.set(config.list_max_listpack_size)  # what a list's encoding follows
         self.adjust_open_files_limit()
-        self.scripting = Engine(self)
+        self.scripting = Engine(self, self._serve_while_busy)
         self._register_apply_steps()
 
     # -- configuration ----------------------------------------------------------------------------
@@ -741,6 +742,13 @@ class Server:
             self.loop.call_soon(self._flush_effects_then_replies)
         waiting[client] = None
 
+    def _serve_while_busy(self, caller: Session) -> None:
+        """A script runs past busy-reply-threshold: the other clients' waiting requests (not
+        while loading, when no client is served)."""
+        if not self.loading:
+            serve_while_busy(self.clients.values(), caller, self.flush_effects,
+                             self.shutdown_requested)
+
     def begin_busy(self, run: ScriptRun) -> None:
         """A script passed busy-reply-threshold: every client takes the dispatcher's checked
         path, where commands not allowed while busy get -BUSY."""
@@ -806,7 +814,7 @@ class Server:
 
     def _expired(self, db: Database, key: bytes) -> None:
         """A key expired: the keyspace event, and a DEL in the AOF (replay must agree)."""
-        notify.expired(self, db, key)
+        notify.expired(self.config, self.pubsub, self.current_client, db, key)
         if self.propagating:
             self.effect_log.feed(db.index, ([b"DEL", key],))
 

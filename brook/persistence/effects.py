@@ -12,17 +12,12 @@ common case with persistence off costs one attribute read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from brook.session import Session
 
-__all__ = ["PERSISTED", "propagate", "suppress"]
-
-# ``client.effects`` of a command that wrote its effects to the AOF itself (a hot path): the
-# dispatcher then adds nothing. Shared and never mutated: ``propagate`` replaces it.
-PERSISTED: Final[list[list[bytes]]] = []
-
+__all__ = ["propagate", "suppress"]
 
 def propagate(client: Session, *commands: list[bytes]) -> None:
     """Persist ``commands`` (argument lists, run in the client's current database) instead of
@@ -30,7 +25,7 @@ def propagate(client: Session, *commands: list[bytes]) -> None:
     if not client.server.propagating:
         return
     effects = client.effects
-    if effects is None or effects is PERSISTED:
+    if effects is None:
         client.effects = list(commands)
     else:
         effects.extend(commands)

@@ -13,7 +13,7 @@ Blocked clients are served and notifications delivered after it, by the connecti
 any command.
 
 Past ``busy-reply-threshold`` the time-limit hook (every 100,000 Lua instructions) lets other
-clients in (brook.scripting.busy): they get ``-BUSY`` except for SCRIPT KILL, FUNCTION KILL,
+clients in (``serve_others``, brook.while_busy): they get ``-BUSY`` except for SCRIPT KILL, FUNCTION KILL,
 SHUTDOWN NOSAVE and the other ``allow-busy`` commands. SCRIPT KILL makes the next hook raise
 an error no ``pcall`` can keep, as long as the script has not written.
 """
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from brook.commands.registry import NO_SUBCOMMAND, WRONG_ARITY, find_command, resolve
 from brook.protocol import resp
-from brook.scripting.busy import serve_while_busy
 from brook.scripting.cache import ScriptCache, ScriptCacheError, shebang_flags
 from brook.scripting.cache import sha1hex as script_sha
 from brook.scripting.flags import ALLOW_OOM, NO_WRITES, needs_of
@@ -95,8 +95,11 @@ class Rand48:
 class Engine:
     """The scripting state of a server: the interpreters, the script session, the run."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, serve_others: Callable[[Session], None]) -> None:
         self.server = server
+        # Past busy-reply-threshold: serve the other clients once, without blocking (they get
+        # -BUSY); the server provides it, as it owns the connections.
+        self.serve_others = serve_others
         session = Session(server)
         session.authenticated = True
         session.in_exec = True  # Redis's CLIENT_DENY_BLOCKING: blocking commands never park
@@ -350,7 +353,7 @@ class Engine:
                        f"{'SCRIPT KILL' if run.eval_mode else 'FUNCTION KILL'} command. "
                        f"Script name is: {run.name.decode('utf-8', 'replace')}.")
             server.begin_busy(run)
-        serve_while_busy(server, run.caller)
+        self.serve_others(run.caller)
         if run.killed:
             server.log("notice", "Lua script killed by user with SCRIPT KILL.")
             self._interpreter().lift_memory_limit()

@@ -2,7 +2,8 @@
 processEventsWhileBlocked).
 
 The event loop is inside the script's call, so it cannot read sockets itself. The script's
-hook calls :func:`serve_while_busy`, which polls the connected clients' sockets without
+hook calls the engine's ``serve_others``, which the server wires to :func:`serve_while_busy`:
+it polls the connected clients' sockets without
 waiting, reads what arrived and hands it to each connection as the loop would: their commands
 run through the dispatcher, which answers ``-BUSY`` to everything but the ``allow-busy``
 commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...), and their replies are written at
@@ -14,20 +15,22 @@ from __future__ import annotations
 
 import os
 import select
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.connection import Client
     from brook.session import Session
 
 _READ_SIZE = 65536
 
 
-def serve_while_busy(server: Server, caller: Session) -> None:
-    """Serve every client with input waiting, once, without blocking."""
-    if server.loading:
-        return
-    by_fd = {client.fd: client for client in list(server.clients.values())
+def serve_while_busy(clients: Iterable[Client], caller: Session,
+                     flush_effects: Callable[[], None],
+                     shutdown_requested: Callable[[], bool]) -> None:
+    """Serve every client with input waiting, once, without blocking: their commands'
+    effects are written (``flush_effects``) before their replies, as after any turn."""
+    by_fd = {client.fd: client for client in list(clients)
              if client is not caller and client.fd >= 0 and not client.closed}
     if not by_fd:
         return
@@ -46,7 +49,7 @@ def serve_while_busy(server: Server, caller: Session) -> None:
         if not data:
             continue  # the peer closed: the event loop sees it (EOF stays readable)
         client.data_received(data)
-        server.flush_effects()
+        flush_effects()
         client.flush()
-    if server.shutdown_requested():
+    if shutdown_requested():
         os._exit(0)  # SHUTDOWN NOSAVE stops a script that cannot be killed, as in Redis
