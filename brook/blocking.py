@@ -38,12 +38,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from brook.keyspace import TYPE_NAMES, Database
+from mypy_extensions import trait
+
+from brook.keyspace import TYPE_NAMES, Database, Keyspace
 from brook.protocol import resp
 
 if TYPE_CHECKING:
+    import asyncio
+
     from brook.commands.registry import Command
-    from brook.server import Server
     from brook.session import Session
     from brook.types.groups import Group
     from brook.types.stream import Stream
@@ -107,12 +110,34 @@ def _first(queue: OrderedDict[Waiter, None]) -> Waiter:
     return next(iter(queue))
 
 
+@trait
+class WaiterLane:
+    """What serving a parked client needs of the command path: the dispatcher's waiter lane
+    (brook.dispatch implements it; declared here so that blocking imports nothing above it,
+    and compiled calls through it stay native)."""
+
+    def rerun(self, waiter: Waiter) -> bytes | None:
+        """Run the parked command again: its reply, or None when it stays parked."""
+        raise NotImplementedError
+
+    def unblocked(self, waiter: Waiter) -> None:
+        """The parked command is done: count it, once."""
+        raise NotImplementedError
+
+    def error_reply(self, message: str, cmd: Command | None, rejected: bool = False) -> bytes:
+        """An error as the command path answers it (counted in errorstats)."""
+        raise NotImplementedError
+
+
 class Blocking:
     """Every parked client of the server, and the serving of ready keys."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.ready = server.keyspace.ready
+    def __init__(self, keyspace: Keyspace, lane: WaiterLane) -> None:
+        self.keyspace = keyspace
+        self.lane = lane
+        self.ready = keyspace.ready
+        # The server's event loop once it runs (timeouts and CLAIM timers are its timers).
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.parked = 0
         self._seq = itertools.count()
 
@@ -142,7 +167,7 @@ class Blocking:
             else:
                 heapq.heappush(waiters.readers, (waiter.afters[position], waiter.seq, waiter))
                 waiters.live_readers += 1
-        loop = self.server.loop
+        loop = self.loop
         if timeout_ms and loop is not None:
             # The loop's clock is CLOCK_MONOTONIC cached per loop turn: read the real one.
             waiter.deadline = time.monotonic() + timeout_ms / 1000
@@ -198,7 +223,7 @@ class Blocking:
         """Unpark with ``reply`` (the command is counted now, once), then let the client run
         what it sent while parked."""
         self.remove(waiter)
-        self.server.dispatcher.unblocked(waiter)
+        self.lane.unblocked(waiter)
         client = waiter.client
         if not waiter.silent:
             client.out.append(reply)
@@ -207,13 +232,13 @@ class Blocking:
         client.unblocked()
 
     def fail(self, waiter: Waiter, message: str) -> None:
-        self.answer(waiter, self.server.dispatcher.error_reply(message, waiter.cmd))
+        self.answer(waiter, self.lane.error_reply(message, waiter.cmd))
 
     def _timed_out(self, waiter: Waiter) -> None:
         waiter.timer = None
         if not waiter.active:
             return
-        loop = self.server.loop
+        loop = self.loop
         assert loop is not None
         if time.monotonic() < waiter.deadline:  # libuv timers have 1 ms steps: never early
             waiter.timer = loop.call_at(waiter.deadline + 0.0005, self._timed_out, waiter)
@@ -267,7 +292,7 @@ class Blocking:
 
     def _run(self, waiter: Waiter) -> bool:
         """Run the parked command again; True when it replied (and the client left)."""
-        reply = self.server.dispatcher.rerun(waiter)
+        reply = self.lane.rerun(waiter)
         if reply is None:
             return False
         self.answer(waiter, reply)
@@ -344,7 +369,7 @@ class Blocking:
             waiters.claim_timer.cancel()  # type: ignore[attr-defined]
             waiters.claim_timer = None
         stream = db.data.get(key)
-        if TYPE_NAMES.get(type(stream)) != "stream" or self.server.loop is None:
+        if TYPE_NAMES.get(type(stream)) != "stream" or self.loop is None:
             return
         due: int | None = None
         for name, queue in waiters.groups.items():
@@ -363,7 +388,7 @@ class Blocking:
         if due is None:
             return
         delay = max((due - db.keyspace.clock.now_ms()) / 1000, 0.001)
-        waiters.claim_timer = self.server.loop.call_later(delay, self._claim_due, db, key)
+        waiters.claim_timer = self.loop.call_later(delay, self._claim_due, db, key)
 
     def _claim_due(self, db: Database, key: bytes) -> None:
         waiters = db.blocking.get(key)
@@ -378,7 +403,7 @@ class Blocking:
         """INFO's total_blocking_keys and total_blocking_keys_on_nokey (keys with group
         readers, which a deletion unblocks)."""
         total = on_nokey = 0
-        for db in self.server.keyspace.databases:
+        for db in self.keyspace.databases:
             total += len(db.blocking)
             on_nokey += sum(1 for waiters in db.blocking.values()
                             if isinstance(waiters, KeyWaiters) and waiters.groups)

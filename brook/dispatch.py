@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from brook.admission import QUEUED, TOPLEVEL, WAITER, Admission
+from brook.blocking import WaiterLane
 from brook.command_log import Monitors, SlowLog
 from brook.commands.registry import (
     NO_COMMAND,
@@ -44,6 +45,7 @@ from brook.commands.registry import (
     resolve,
     text,
 )
+from brook.persistence.loader import ReplayLane
 from brook.protocol import resp
 from brook.protocol.requests import is_request
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
@@ -78,8 +80,10 @@ def arity_error(cmd: Command) -> str:
     return f"ERR wrong number of arguments for '{cmd.fullname}' command"
 
 
-class Dispatcher:
-    """Runs commands for sessions: checks, handler, errors, persistence, stats, MONITOR."""
+class Dispatcher(WaiterLane, ReplayLane):
+    """Runs commands for sessions: checks, handler, errors, persistence, stats, MONITOR. The
+    lanes other parts call it through are declared where they are used: a served waiter's
+    (blocking.WaiterLane), the AOF loader's and a replica's (persistence.loader.ReplayLane)."""
 
     def __init__(self, server: Server) -> None:
         self.server = server

@@ -45,6 +45,7 @@ from brook.migration import MigrateSockets
 from brook.output_limits import OutputLimits
 from brook.persistence.aof import AppendOnlyFile
 from brook.persistence.effectlog import EffectLog
+from brook.persistence.loader import Replayer
 from brook.persistence.manager import Persistence, PersistenceError
 from brook.pubsub import Registry, Subscribers
 from brook.replication.state import Replication
@@ -109,7 +110,6 @@ class Server:
         self.config = config
         self.keyspace = Keyspace(config.databases)
         self.keyspace.on_expired = self._expired
-        self.blocking = Blocking(self)
         self.pubsub = Registry(on_delivery=self._schedule_subscriber_flush)
         self.clients: dict[int, Client] = {}
         self.output_limits = OutputLimits(config, self.clients, self.log,
@@ -118,6 +118,7 @@ class Server:
         self.commands = commands.registry.CommandTable()  # this server's, with its counters
         self.command_table = self.commands.lookup
         self.dispatcher = Dispatcher(self)
+        self.blocking = Blocking(self.keyspace, self.dispatcher)
         # The client whose request is running (Redis's current_client; None between requests
         # and on the fast path, whose sessions are never subscribed): what its command sends
         # it, from EXEC or a script too, follows the command's reply (Dispatcher.execute).
@@ -560,7 +561,7 @@ class Server:
 
     async def start(self) -> None:
         """Open the listeners (the server then runs until :meth:`shutdown`)."""
-        self.loop = asyncio.get_running_loop()
+        self.loop = self.blocking.loop = asyncio.get_running_loop()
         self.shutdown_event = asyncio.Event()
         config = self.config
         if config.logfile:
@@ -741,6 +742,11 @@ class Server:
                 return
             self.loop.call_soon(self._flush_effects_then_replies)
         waiting[client] = None
+
+    def make_replayer(self) -> Replayer:
+        """A replayer of a file's or a master's requests: a detached session of this server
+        on the dispatcher's replay lane."""
+        return Replayer(self.dispatcher, Session(self), self.log)
 
     def _serve_while_busy(self, caller: Session) -> None:
         """A script runs past busy-reply-threshold: the other clients' waiting requests (not

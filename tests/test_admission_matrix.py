@@ -22,7 +22,7 @@ import hiredis
 import pytest
 
 from brook.config.store import Config
-from brook.persistence.loader import AofError, Replayer, apply_master_stream
+from brook.persistence.loader import AofError, apply_master_stream
 from brook.server import Server
 from brook.session import Session
 from tests.conftest import RawConnection, ServerProcess
@@ -251,7 +251,7 @@ def test_in_process_aof_replay(brook_in_process: InProcess, case: Case) -> None:
     stops the load."""
     brook = brook_in_process
     brook.prepare(case)
-    replayer = Replayer(brook.server)
+    replayer = brook.server.make_replayer()
     argv = [a.encode() for a in case.request]
     if case.loader == RAN:
         replayer.run(argv, 0)
@@ -274,7 +274,7 @@ def test_in_process_master_stream(brook_in_process: InProcess, case: Case,
     reader = hiredis.Reader()
     payload = hiredis.pack_command(case.request)
     reader.feed(payload)
-    used = apply_master_stream(Replayer(brook.server), reader.gets, [])
+    used = apply_master_stream(brook.server.make_replayer(), reader.gets, [])
     assert used == len(payload)
     logged = capsys.readouterr().out  # the server's log (no logfile: standard output)
     if case.replica == RAN:

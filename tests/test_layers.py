@@ -141,14 +141,13 @@ SERVER_TYPE = "brook.server"
 # stops naming it must leave the list, and no other may start.
 #   - the request path (session, dispatch, admission, connection) and the introspection
 #     commands (info, monitoring, memory_breakdown) read the whole server's state;
-#   - the subsystems below them (blocking, eviction, the persistence manager and loader, the
-#     replication state and link, the script engine) still take the server instead of the
-#     collaborators they use.
+#   - the subsystems below them (eviction, the persistence manager, the replication state and
+#     link, the script engine) still take the server instead of the collaborators they use.
 SERVER_TYPE_USERS = {
     "brook.session", "brook.dispatch", "brook.admission", "brook.connection",
     "brook.commands.info", "brook.commands.monitoring", "brook.commands.memory_breakdown",
-    "brook.blocking", "brook.eviction", "brook.persistence.manager", "brook.persistence.loader",
-    "brook.replication.state", "brook.replication.link", "brook.scripting.engine",
+    "brook.eviction", "brook.persistence.manager", "brook.replication.state",
+    "brook.replication.link", "brook.scripting.engine",
 }
 
 

@@ -21,17 +21,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import hiredis
+from mypy_extensions import trait
 
 from brook.commands.registry import WRONG_ARITY
 from brook.persistence.aof import encoded_size
 from brook.protocol.framing import line_feeds_of, valid_prefix
 from brook.protocol.requests import ProtocolError, is_request
-from brook.session import Session
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.commands.registry import Command
+    from brook.session import Session
 
-__all__ = ["AofError", "LoadResult", "apply_master_stream", "load_file"]
+__all__ = ["AofError", "LoadResult", "ReplayLane", "Replayer", "apply_master_stream",
+           "load_file"]
 
 # Bytes fed to hiredis at a time: it moves its unread buffer after every reply it returns,
 # which with 1 MiB feeds was two thirds of replaying an AOF of XADDs.
@@ -81,19 +83,33 @@ def apply_master_stream(replayer: Replayer, next_request: Callable[[], Any],
             try:
                 replayer.run(argv, 0)
             except AofError as err:
-                replayer.server.log("warning", "== CRITICAL == This replica failed to apply a "
-                                               f"command from its master: {err}")
+                replayer.log("warning", "== CRITICAL == This replica failed to apply a "
+                                        f"command from its master: {err}")
         used += size
 
 
-class Replayer:
-    """Applies a file's (or a master's) requests on a detached session, through the
-    dispatcher's replay lane; words what it cannot apply as Redis's loader does."""
+@trait
+class ReplayLane:
+    """What replaying needs of the command path: the dispatcher's replay lane (brook.dispatch
+    implements it; declared here so that persistence imports nothing above it, and compiled
+    calls through it stay native)."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.dispatcher = server.dispatcher
-        self.client = Session(server)
+    def replay(self, session: Session, args: list[bytes]) -> tuple[Command | None, int]:
+        """Resolve and run one request as a replayed write: the command it resolved and
+        registry.resolve's outcome."""
+        raise NotImplementedError
+
+
+class Replayer:
+    """Applies a file's (or a master's) requests on a detached session (``client``, which
+    the caller makes), through the dispatcher's replay lane; words what it cannot apply as
+    Redis's loader does."""
+
+    def __init__(self, lane: ReplayLane, client: Session,
+                 log: Callable[[str, str], None]) -> None:
+        self.lane = lane
+        self.log = log
+        self.client = client
         self.client.authenticated = True
         self.client.replaying = True
         self.multi_at = 0  # index of the command that opened the session's MULTI
@@ -112,7 +128,7 @@ class Replayer:
         client = self.client
         opened = not client.in_multi
         try:
-            cmd, found = self.dispatcher.replay(client, argv)
+            cmd, found = self.lane.replay(client, argv)
         except Exception as err:
             name = argv[0].decode("utf-8", "replace").lower()
             raise AofError(f"Error replaying '{name}' from the append only file: "
@@ -127,13 +143,12 @@ class Replayer:
             self.multi_at = index
 
 
-async def load_file(server: Server, path: str, truncate_ok: bool,
+async def load_file(replayer: Replayer, path: str, truncate_ok: bool,
                     log: Callable[[str, str], None]) -> LoadResult:
-    """Replay ``path`` into ``server``'s keyspace. Raises AofError when it cannot be loaded."""
+    """Replay ``path`` through ``replayer``. Raises AofError when it cannot be loaded."""
     result = LoadResult()
     started = time.monotonic()
     size = os.path.getsize(path)
-    replayer = Replayer(server)
     reader = hiredis.Reader()
     last_yield = last_progress = started
     complete = 0  # commands parsed completely

@@ -130,7 +130,8 @@ class Persistence:
     async def _load_aof(self, path: str) -> None:
         server = self.server
         try:
-            result = await load_file(server, path, server.config.aof_load_truncated, server.log)
+            result = await load_file(server.make_replayer(), path,
+                                     server.config.aof_load_truncated, server.log)
         except AofError as err:
             raise PersistenceError(str(err)) from err
         server.log("notice", f"DB loaded from append only file: {result.seconds:.3f} seconds")

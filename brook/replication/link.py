@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Final
 import hiredis
 
 from brook.persistence.aof import encode_command
-from brook.persistence.loader import AofError, Replayer, apply_master_stream
+from brook.persistence.loader import AofError, apply_master_stream
 from brook.persistence.snapshot import SnapshotError, load_snapshot
 from brook.protocol.framing import FramedGets, may_hold_other_elements
 
@@ -272,7 +272,7 @@ class MasterLink:
         clock = server.keyspace.clock
         replayer = replication.replayer
         if replayer is None:
-            replayer = replication.replayer = Replayer(server)
+            replayer = replication.replayer = server.make_replayer()
         parser = hiredis.Reader()
         # Received and not yet applied: the applied requests' bytes are taken from here (the
         # parser keeps a request cut between reads until it is whole).
