@@ -12,6 +12,7 @@ code, whatever the import order of a test run happens to hide.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -221,6 +222,15 @@ def test_commands_and_types_use_no_connection_at_run_time() -> None:
                               "brook.pubsub", "brook.notify", "brook.keyspace")):
             assert "brook.connection" not in runtime, module
             assert "brook.server" not in runtime, module
+
+
+@pytest.mark.parametrize("package", sorted(str(path.parent.relative_to(BROOK.parent))
+                                           for path in BROOK.rglob("__init__.py")
+                                           if path.parent != BROOK))
+def test_each_package_says_what_it_may_import(package: str) -> None:
+    """A newcomer reads a package's boundaries in its opening docstring."""
+    docstring = ast.get_docstring(ast.parse((BROOK.parent / package / "__init__.py").read_text()))
+    assert docstring is not None and re.search(r"\bimports?\b", docstring, re.I), package
 
 
 def test_the_stream_node_codec_is_below_the_stream() -> None:

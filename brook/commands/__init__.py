@@ -1,4 +1,15 @@
-"""Command families, one module each; importing a module registers its commands."""
+"""Command families, one module each; importing a module registers its commands.
+
+Owns: the handlers (``handler(session, args) -> reply bytes``), one module per family listed in
+:data:`FAMILIES`, and beside them the modules that register no command: the table
+(:mod:`~brook.commands.registry`, below every family), key specs, shared argument parsing
+(:mod:`~brook.commands.args` and the ``*_args`` modules) and shared value access
+(``*_values``, :mod:`~brook.commands.stream_access`, :mod:`~brook.commands.common`).
+
+Imports: the session, the keyspace, the value types, the subsystems (blocking, pubsub, notify,
+persistence's effects, scripting, acl, rdb) and the protocol; never the dispatcher, a
+connection or the server at run time, and no family imports another (tests/test_layers.py).
+"""
 
 from __future__ import annotations
 

@@ -1,1 +1,13 @@
-"""Durability: the append-only file, snapshots and their loading."""
+"""Durability: the append-only file, snapshots and their loading.
+
+Owns: the effect log a turn's writes are encoded into (:mod:`~brook.persistence.effectlog`,
+:mod:`~brook.persistence.effects`), the AOF (:mod:`~brook.persistence.aof`), its replay
+(:mod:`~brook.persistence.loader`, through the dispatcher's replay lane it declares as a
+trait), rewriting (:mod:`~brook.persistence.rewrite`), Brook's snapshot format
+(:mod:`~brook.persistence.snapshot`), ``brook-check-aof`` (:mod:`~brook.persistence.check`)
+and the BGSAVE/BGREWRITEAOF children (:mod:`~brook.persistence.manager`).
+
+Imports: the keyspace, the value types, the protocol, the command table and the function
+libraries; never the dispatcher, admission or a connection. The manager still takes the server
+(see docs/architecture.md, Layers).
+"""

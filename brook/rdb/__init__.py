@@ -6,4 +6,6 @@ strings, doubles), :mod:`~brook.rdb.containers` (listpack, ziplist, intset, zipm
 then :mod:`~brook.rdb.decode` (RDB object -> Brook value) and :mod:`~brook.rdb.encode`
 (Brook value -> RDB object), and :mod:`~brook.rdb.payload` (DUMP's footer: version and CRC).
 Values are Brook's own (:mod:`brook.types`); nothing here knows commands or clients.
+
+Imports: :mod:`brook.types` and :mod:`brook.protocol` only.
 """

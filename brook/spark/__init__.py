@@ -3,6 +3,8 @@ source, batch and streaming sink, registered under the short name ``brook``.
 
 Installed with the ``[spark]`` extra. Nothing here is imported by the server: pyspark (and so
 Java) is only needed by the programs that call :func:`register`.
+
+Imports: nothing of the server's: it speaks to Brook (or Redis) over the wire, with redis-py.
 """
 
 from __future__ import annotations

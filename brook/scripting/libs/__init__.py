@@ -6,7 +6,10 @@ interpreter); bit and struct are Python behind thin Lua wrappers (brook.scriptin
 Each module has ``install(lua)``, which sets its global table in ``lua``'s (unsandboxed)
 globals. Compiled, they would be most of a fresh interpreter's memory (about 150 KB of 180 KB;
 Redis's C libraries cost it nothing), so the sandbox builds each one the first time a script
-reads its name (:func:`load_library`, called from brook.scripting.prelude)."""
+reads its name (:func:`load_library`, called from brook.scripting.prelude).
+
+Imports: the Lua source (:mod:`brook.scripting.lua`) and the bytecode rules
+(:mod:`brook.scripting.bytecode`) only: a library knows no server, session or command."""
 
 from __future__ import annotations
 
