@@ -274,6 +274,60 @@ def encode_request(*args: bytes | str | int) -> bytes:
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
+# Redis's error texts that many tests compare with.
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+NOT_INTEGER = "value is not an integer or out of range"
+
+
+def error_text(reply: object) -> str:
+    """The text of an error reply hiredis parsed."""
+    assert isinstance(reply, hiredis.ReplyError), reply
+    return str(reply)
+
+
+def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
+    """Send one command and return its complete raw reply."""
+    raw.send(encode_request(*args))
+    data = b""
+    raw.sock.settimeout(5)
+    while True:
+        chunk = raw.sock.recv(65536)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+        end = reply_end(data)
+        if end is not None:
+            assert end == len(data), f"extra data: {data!r}"
+            return data
+
+
+def exchange(conn: RawConnection, payload: bytes, replies: int = 1, timeout: float = 5) -> bytes:
+    """Send ``payload`` and return the raw bytes of the next ``replies`` complete replies (or
+    what arrived before the peer closed or ``timeout`` passed), without a fixed wait."""
+    reader = hiredis.Reader()
+    conn.send(payload)
+    received = b""
+    complete = 0
+    deadline = time.monotonic() + timeout
+    while complete < replies:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        conn.sock.settimeout(remaining)
+        try:
+            chunk = conn.sock.recv(1 << 20)
+        except TimeoutError:
+            break
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            return received + b"<CLOSED>"
+        received += chunk
+        reader.feed(chunk)
+        while complete < replies and reader.gets() is not False:
+            complete += 1
+    return received
+
+
 def reply_end(data: bytes, pos: int = 0) -> int | None:
     """Where the one RESP2/RESP3 value starting at ``pos`` ends; None while it is incomplete.
     A bulk string whose length does not land on its CRLF is a framing error (ValueError)."""

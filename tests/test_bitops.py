@@ -18,10 +18,8 @@ import pytest
 import redis
 
 from brook.types.bits import bit_count, first_bit
-from tests.conftest import ServerProcess, error_of, run, start_brook
+from tests.conftest import NOT_INTEGER, WRONGTYPE, ServerProcess, error_of, run, start_brook
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-NOT_INTEGER = "value is not an integer or out of range"
 BAD_OFFSET = "bit offset is not an integer or out of range"
 BAD_BIT = "bit is not an integer or out of range"
 BAD_TYPE = ("Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported "

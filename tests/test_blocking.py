@@ -16,24 +16,18 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import ServerProcess
+from tests.conftest import WRONGTYPE, ServerProcess, encode_request, error_text
 
 # What a parked XREADGROUP gets when its stream or group goes. Redis 7.0 sent these texts;
 # Redis >= 7.2 runs the command again, which answers as it would at once (Brook follows that).
 UNBLOCKED_NO_KEY = "UNBLOCKED the stream key no longer exists"
 NOGROUP_BLOCKED = "NOGROUP the consumer group this client was blocked on no longer exists"
 NOGROUP_RERUN = "NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 def reexecuted(server: ServerProcess) -> bool:
     """Does this server run a parked command again when its key changes (Redis >= 7.2)?"""
     return server.kind == "brook" or server.version >= (7, 2)
-
-
-def encode(*args: bytes | str | int) -> bytes:
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
 class Waiting:
@@ -49,7 +43,7 @@ class Waiting:
             self.reply()
 
     def send(self, *args: bytes | str | int) -> None:
-        self.sock.sendall(encode(*args))
+        self.sock.sendall(encode_request(*args))
 
     def send_raw(self, payload: bytes) -> None:
         self.sock.sendall(payload)
@@ -100,11 +94,6 @@ def parked(r: redis.Redis, count: int, timeout: float = 10) -> None:
         time.sleep(0.005)
     raise AssertionError(f"expected {count} parked clients, have "
                          f"{r.info('clients')['blocked_clients']}")
-
-
-def error_text(reply: object) -> str:
-    assert isinstance(reply, hiredis.ReplyError), reply
-    return str(reply)
 
 
 @pytest.fixture
@@ -494,9 +483,9 @@ def test_claim_reader_is_woken_by_a_released_entry(r, waiting) -> None:
 def test_blocking_reads_inside_multi_do_not_block(r, waiting) -> None:
     _group(r)
     client = waiting()
-    client.send_raw(encode("MULTI") + encode("XREAD", "BLOCK", 0, "STREAMS", "s", "$")
-                    + encode("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">")
-                    + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("XREAD", "BLOCK", 0, "STREAMS", "s", "$")
+                    + encode_request("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">")
+                    + encode_request("EXEC"))
     assert [client.reply() for _ in range(4)] == [b"OK", b"QUEUED", b"QUEUED", [None, None]]
 
 
@@ -538,8 +527,8 @@ def test_parked_client_shows_in_client_list_and_info(r, waiting) -> None:
 
 def test_requests_sent_while_parked_wait_for_the_reply(r, waiting) -> None:
     reader = waiting()
-    reader.send_raw(encode("XREAD", "BLOCK", 0, "STREAMS", "s", "$") + encode("PING")
-                    + encode("ECHO", "after"))
+    reader.send_raw(encode_request("XREAD", "BLOCK", 0, "STREAMS", "s", "$") + encode_request("PING")
+                    + encode_request("ECHO", "after"))
     parked(r, 1)
     assert reader.nothing()
     reader.send("ECHO", "later")
@@ -584,7 +573,7 @@ def test_500_parked_consumers_share_10000_entries_exactly_once_in_fifo(r, server
     requests = {}
     for index in range(consumers):
         sock = socket.create_connection((server.host, server.port))
-        request = encode("XREADGROUP", "GROUP", "g", f"c{index}", "COUNT", 1, "BLOCK", 0,
+        request = encode_request("XREADGROUP", "GROUP", "g", f"c{index}", "COUNT", 1, "BLOCK", 0,
                          "STREAMS", "s", ">")
         requests[index] = request
         sock.sendall(request)
@@ -788,13 +777,13 @@ def test_pop_is_served_by_a_list_arriving_under_its_key(r, waiting, arrival: str
 
 def test_blocking_pops_inside_multi_do_not_block(r, waiting) -> None:
     client = waiting()
-    client.send_raw(encode("MULTI") + encode("BLPOP", "l", 0) + encode("BLMOVE", "l", "d",
-                    "LEFT", "LEFT", 0) + encode("BLMPOP", 0, 1, "l", "LEFT")
-                    + encode("BRPOPLPUSH", "l", "d", 0) + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("BLPOP", "l", 0) + encode_request("BLMOVE", "l", "d",
+                    "LEFT", "LEFT", 0) + encode_request("BLMPOP", 0, 1, "l", "LEFT")
+                    + encode_request("BRPOPLPUSH", "l", "d", 0) + encode_request("EXEC"))
     replies = [client.reply() for _ in range(6)]
     assert replies[-1] == [None, None, None, None]
-    client.send_raw(encode("MULTI") + encode("BLMOVE", "l", "d", "LEFT", "LEFT", 0)
-                    + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("BLMOVE", "l", "d", "LEFT", "LEFT", 0)
+                    + encode_request("EXEC"))
     assert client.raw(5).endswith(b"*1\r\n$-1\r\n")
 
 

@@ -13,8 +13,7 @@ import pytest
 import redis
 
 from brook import connection as brook_connection
-from tests.conftest import RawConnection, ServerProcess
-from tests.test_config import exchange
+from tests.conftest import RawConnection, ServerProcess, exchange
 
 FIELDS = [
     "id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub",

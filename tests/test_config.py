@@ -20,11 +20,18 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import hiredis
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess, free_port, help_footer, wait_for_port
+from tests.conftest import (
+    RawConnection,
+    ServerProcess,
+    encode_request,
+    exchange,
+    free_port,
+    help_footer,
+    wait_for_port,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Helpers shared with the other administration test files
@@ -113,39 +120,6 @@ def restore_config(r: redis.Redis) -> Iterator[Callable[..., None]]:
     yield remember
     for name, value in saved.items():
         r.config_set(name, value)
-
-
-def encode(*args: bytes) -> bytes:
-    """A request as clients send it (a multibulk of bulk strings)."""
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
-
-
-def exchange(conn: RawConnection, payload: bytes, replies: int = 1, timeout: float = 5) -> bytes:
-    """Send ``payload`` and return the raw bytes of the next ``replies`` complete replies (or
-    what arrived before the peer closed or ``timeout`` passed), without a fixed wait."""
-    reader = hiredis.Reader()
-    conn.send(payload)
-    received = b""
-    complete = 0
-    deadline = time.monotonic() + timeout
-    while complete < replies:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        conn.sock.settimeout(remaining)
-        try:
-            chunk = conn.sock.recv(1 << 20)
-        except TimeoutError:
-            break
-        except ConnectionResetError:
-            chunk = b""
-        if not chunk:
-            return received + b"<CLOSED>"
-        received += chunk
-        reader.feed(chunk)
-        while complete < replies and reader.gets() is not False:
-            complete += 1
-    return received
 
 
 def config_value(r: redis.Redis, name: str) -> str:
@@ -429,7 +403,7 @@ def test_config_set_name_errors(raw):
     ],
 )
 def test_config_set_value_errors(raw, name, value, reason):
-    reply = exchange(raw, encode(b"CONFIG", b"SET", name.encode(), value.encode()))
+    reply = exchange(raw, encode_request(b"CONFIG", b"SET", name.encode(), value.encode()))
     assert reply == (
         f"-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n".encode()
     )

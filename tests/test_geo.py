@@ -25,11 +25,10 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, error_of, run, start_brook
+from tests.conftest import WRONGTYPE, ServerProcess, error_of, run, start_brook
 from tests.test_aof import AOF_ARGS, aof_commands, effects_match_redis
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 SICILY = ("13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania")
 BAD_UNIT = "unsupported unit provided. please use M, KM, FT, MI"
 

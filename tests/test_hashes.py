@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, r, run
-
-__all__ = ["r"]  # the RESP2 client fixture
+from tests.conftest import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
 
 def encoding(r: redis.Redis, key: str) -> bytes:

@@ -18,11 +18,10 @@ import pytest
 import redis
 
 from brook.types import hll
-from tests.conftest import ServerProcess, _reset
+from tests.conftest import WRONGTYPE, ServerProcess, _reset
 
 NOT_AN_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."
 CORRUPTED = "INVALIDOBJ Corrupted HLL object detected"
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 @pytest.fixture

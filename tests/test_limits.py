@@ -13,8 +13,7 @@ import time
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess
-from tests.test_config import encode, exchange
+from tests.conftest import RawConnection, ServerProcess, encode_request, exchange
 
 
 def wait_closed(conn: RawConnection, timeout: float) -> bool:
@@ -72,11 +71,11 @@ def test_proto_max_bulk_len(server: ServerProcess, r: redis.Redis):
     assert conn.read(timeout=5) == b"-ERR Protocol error: invalid bulk length\r\n<CLOSED>"
     # A bulk of exactly the limit is accepted.
     value = b"v" * (1024 * 1024)
-    assert exchange(bystander, encode(b"SET", b"k", value)) == b"+OK\r\n"
+    assert exchange(bystander, encode_request(b"SET", b"k", value)) == b"+OK\r\n"
     assert r.strlen("k") == len(value)
     r.config_set("proto-max-bulk-len", "512mb")
     big = b"w" * (2 * 1024 * 1024)
-    assert exchange(bystander, encode(b"SET", b"big", big)) == b"+OK\r\n"
+    assert exchange(bystander, encode_request(b"SET", b"big", big)) == b"+OK\r\n"
     assert exchange(bystander, b"GET before\r\n") == b"$1\r\n1\r\n"
 
 
@@ -101,7 +100,7 @@ def test_client_query_buffer_limit(server: ServerProcess, r: redis.Redis):
     assert exchange(bystander, b"PING\r\n") == b"+PONG\r\n"
     r.config_set("client-query-buffer-limit", "1gb")
     value = b"y" * 3_000_000
-    assert exchange(bystander, encode(b"SET", b"k", value)) == b"+OK\r\n"
+    assert exchange(bystander, encode_request(b"SET", b"k", value)) == b"+OK\r\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,7 +317,7 @@ def test_many_clients_at_once(server: ServerProcess, r: redis.Redis, count: int)
     baseline = connected_clients(r)
     conns = [RawConnection(server.port) for _ in range(count)]
     for index, conn in enumerate(conns):
-        conn.send(encode(b"SET", b"key:%d" % index, b"%d" % index))
+        conn.send(encode_request(b"SET", b"key:%d" % index, b"%d" % index))
     for conn in conns:
         assert conn.read(until=b"\r\n", timeout=5) == b"+OK\r\n"
     assert connected_clients(r) == baseline + count

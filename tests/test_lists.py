@@ -11,9 +11,7 @@ import random
 import pytest
 import redis
 
-from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, r, run
-
-__all__ = ["r"]  # the RESP2 client fixture
+from tests.conftest import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
 MUST_BE_POSITIVE = "value is out of range, must be positive"
 

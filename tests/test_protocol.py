@@ -17,12 +17,7 @@ from hypothesis import strategies as st
 
 from brook.protocol.framing import dangerous_header
 from brook.protocol.requests import ProtocolError, RequestParser, split_inline_args
-from tests.conftest import RawConnection
-
-
-def encode(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
-
+from tests.conftest import RawConnection, encode_request
 
 # -- inline commands and pipelining ---------------------------------------------------------
 
@@ -37,21 +32,21 @@ def test_inline_commands(raw):
 
 
 def test_inline_and_multibulk_mixed_in_one_read(raw):
-    payload = b"PING\r\n" + encode(b"ECHO", b"x") + b"ECHO y\r\n" + encode(b"PING")
+    payload = b"PING\r\n" + encode_request(b"ECHO", b"x") + b"ECHO y\r\n" + encode_request(b"PING")
     assert raw.request(payload, until=b"+PONG\r\n$1\r\nx\r\n$1\r\ny\r\n+PONG\r\n") == (
         b"+PONG\r\n$1\r\nx\r\n$1\r\ny\r\n+PONG\r\n"
     )
 
 
 def test_pipeline_replies_in_order(raw):
-    payload = b"".join(encode(b"ECHO", b"%d" % i) for i in range(500))
+    payload = b"".join(encode_request(b"ECHO", b"%d" % i) for i in range(500))
     expected = b"".join(b"$%d\r\n%d\r\n" % (len(b"%d" % i), i) for i in range(500))
     assert raw.request(payload, until=expected) == expected
 
 
 def test_requests_split_byte_by_byte(server):
     conn = RawConnection(server.port)
-    payload = encode(b"ECHO", b"hello") + b"PING\r\n" + encode(b"ECHO", b"a\r\nb") + encode(b"PING")
+    payload = encode_request(b"ECHO", b"hello") + b"PING\r\n" + encode_request(b"ECHO", b"a\r\nb") + encode_request(b"PING")
     for i in range(len(payload)):
         conn.send(payload[i : i + 1])
         time.sleep(0.001)
@@ -62,7 +57,7 @@ def test_requests_split_byte_by_byte(server):
 
 def test_pipeline_cut_at_every_position(server):
     """Two reads, cut at each byte: headers, lengths, values with CRLF inside, boundaries."""
-    payload = encode(b"ECHO", b"a\r\nb") + encode(b"PING") + encode(b"ECHO", b"xyz")
+    payload = encode_request(b"ECHO", b"a\r\nb") + encode_request(b"PING") + encode_request(b"ECHO", b"xyz")
     expected = b"$4\r\na\r\nb\r\n+PONG\r\n$3\r\nxyz\r\n"
     for cut in range(1, len(payload)):
         conn = RawConnection(server.port)
@@ -85,7 +80,7 @@ def test_request_split_at_element_boundary(server):
 def test_large_value_in_many_reads(server):
     value = bytes(range(256)) * 4096  # 1 MiB, every byte value
     conn = RawConnection(server.port)
-    payload = encode(b"ECHO", value)
+    payload = encode_request(b"ECHO", value)
     for start in range(0, len(payload), 7000):
         conn.send(payload[start : start + 7000])
     expected = b"$%d\r\n%s\r\n" % (len(value), value)
@@ -101,7 +96,7 @@ def test_empty_multibulk_is_ignored(raw):
 def test_a_read_ending_in_a_giant_multibulk_count_answers_what_came_before(raw, tail):
     """A count of a million or more is never handed to hiredis (which would allocate it); the
     requests before it run and the rest waits for its elements."""
-    assert raw.request(encode(b"PING") + encode(b"ECHO", b"*1234567") + tail,
+    assert raw.request(encode_request(b"PING") + encode_request(b"ECHO", b"*1234567") + tail,
                        until=b"$8\r\n*1234567\r\n") == b"+PONG\r\n$8\r\n*1234567\r\n"
 
 
@@ -144,7 +139,7 @@ def test_protocol_errors_close_the_connection(server, payload, error):
 
 
 def test_commands_before_a_protocol_error_are_answered(raw):
-    reply = raw.request(b"PING\r\n" + encode(b"ECHO", b"ok") + b"*1\r\n$x\r\n", until=b"<CLOSED>")
+    reply = raw.request(b"PING\r\n" + encode_request(b"ECHO", b"ok") + b"*1\r\n$x\r\n", until=b"<CLOSED>")
     assert reply == b"+PONG\r\n$2\r\nok\r\n-ERR Protocol error: invalid bulk length\r\n<CLOSED>"
 
 
@@ -176,7 +171,7 @@ def _malformed_reply(server, payload: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("frame", _MALFORMED_SETS)
-@pytest.mark.parametrize("before", [b"", encode(b"PING")])
+@pytest.mark.parametrize("before", [b"", encode_request(b"PING")])
 def test_a_malformed_request_changes_nothing(server, r, frame, before):
     """Redis answers what precedes the bad request and the protocol error, and never runs it."""
     reply = _malformed_reply(server, before + frame)
@@ -190,8 +185,8 @@ def test_a_malformed_request_changes_nothing(server, r, frame, before):
 def test_a_malformed_request_after_a_cut_read_changes_nothing(server, r, frame):
     """The malformed request arrives in two reads, after a complete one in the first read."""
     conn = RawConnection(server.port)
-    payload = encode(b"SET", b"before", b"1") + frame
-    cut = len(encode(b"SET", b"before", b"1")) + 5
+    payload = encode_request(b"SET", b"before", b"1") + frame
+    cut = len(encode_request(b"SET", b"before", b"1")) + 5
     conn.send(payload[:cut])
     time.sleep(0.05)
     reply = conn.request(payload[cut:], until=b"<CLOSED>", timeout=2)
@@ -204,8 +199,8 @@ def test_a_malformed_request_after_a_cut_read_changes_nothing(server, r, frame):
 @pytest.mark.parametrize("frame", _MALFORMED_SETS[:2])
 def test_a_malformed_request_inside_multi_changes_nothing(server, r, frame):
     """Queued commands of a transaction cut short by a protocol error never run."""
-    reply = _malformed_reply(server, encode(b"MULTI") + encode(b"SET", b"q", b"1") + frame
-                             + encode(b"EXEC"))
+    reply = _malformed_reply(server, encode_request(b"MULTI") + encode_request(b"SET", b"q", b"1") + frame
+                             + encode_request(b"EXEC"))
     assert reply.startswith(b"+OK\r\n+QUEUED\r\n-ERR Protocol error: ")
     assert r.exists("q") == 0 and r.exists("k") == 0
 
@@ -213,7 +208,7 @@ def test_a_malformed_request_inside_multi_changes_nothing(server, r, frame):
 def test_a_set_header_is_an_inline_command_not_an_array(raw, r):
     """"~3" (a RESP3 set) after a request whose value starts with "+": Redis reads each line
     as an inline command, so nothing is stored; Brook the same."""
-    payload = encode(b"ECHO", b"+") + b"~3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+    payload = encode_request(b"ECHO", b"+") + b"~3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
     reply = raw.request(payload, until=b"'v' \r\n")
     assert reply.startswith(b"$1\r\n+\r\n-ERR unknown command '~3'")
     assert r.exists("k") == 0
@@ -223,7 +218,7 @@ def test_values_that_start_like_other_frames_in_one_pipeline(raw, r):
     """Values starting with "+", "(", "=", "~", "%", ">" (XRANGE's "+", ZRANGE's "(1") are
     bulk strings like any other: the whole pipeline runs."""
     values = [b"+", b"(1", b"=x", b"~", b"%1", b">3"]
-    payload = b"".join(encode(b"RPUSH", b"l", v) for v in values) + encode(
+    payload = b"".join(encode_request(b"RPUSH", b"l", v) for v in values) + encode_request(
         b"LRANGE", b"l", b"0", b"-1")
     reply = raw.request(payload, until=b"$2\r\n>3\r\n")
     assert reply == b"".join(b":%d\r\n" % (i + 1) for i in range(len(values))) + (
@@ -233,7 +228,7 @@ def test_values_that_start_like_other_frames_in_one_pipeline(raw, r):
 def test_values_that_look_like_other_frames_are_stored_unchanged(raw, r):
     """The exact parser takes reads whose values contain such bytes: they still work."""
     value = b"x\r\n+y\r\n(1\r\n=5\r\n~2\r\n:3"
-    assert raw.request(encode(b"SET", b"k", value) + encode(b"GET", b"k")) == (
+    assert raw.request(encode_request(b"SET", b"k", value) + encode_request(b"GET", b"k")) == (
         b"+OK\r\n$%d\r\n%s\r\n" % (len(value), value)
     )
 
@@ -256,11 +251,11 @@ def test_too_big_mbulk_count_string(raw):
 
 def test_unknown_command_and_arity_errors(raw):
     assert raw.request(b"foo\r\n") == b"-ERR unknown command 'foo', with args beginning with: \r\n"
-    assert raw.request(encode(b"FooBar", b"a" * 200, b"b")) == (
+    assert raw.request(encode_request(b"FooBar", b"a" * 200, b"b")) == (
         b"-ERR unknown command 'FooBar', with args beginning with: '"
         + b"a" * 128 + b"' \r\n"
     )
-    assert raw.request(encode(b"x", b"a\r\nb")) == (
+    assert raw.request(encode_request(b"x", b"a\r\nb")) == (
         b"-ERR unknown command 'x', with args beginning with: 'a  b' \r\n"
     )
     assert raw.request(b"ECHO\r\n") == b"-ERR wrong number of arguments for 'echo' command\r\n"
@@ -306,7 +301,7 @@ def test_inline_splitting_matches_sdssplitargs():
 @given(st.lists(st.lists(st.binary(max_size=40), min_size=1, max_size=6), min_size=1, max_size=8),
        st.integers(min_value=1, max_value=50))
 def test_exact_parser_agrees_with_hiredis_on_valid_requests(requests, chunk):
-    payload = b"".join(encode(*request) for request in requests)
+    payload = b"".join(encode_request(*request) for request in requests)
     parser = RequestParser()
     parsed = []
     for start in range(0, len(payload), chunk):

@@ -20,16 +20,11 @@ import redis
 
 from brook import glob
 from brook.pubsub import ARRAY, PUSH, Registry, as_push, message_frame, pattern_frame
-from tests.conftest import ServerProcess, help_footer
+from tests.conftest import ServerProcess, encode_request, error_text, help_footer
 
 CANT = ("ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
         "are allowed in this context")
 DEFAULT_PUBSUB_LIMIT = "pubsub 33554432 8388608 60"
-
-
-def encode(*args: bytes | str | int) -> bytes:
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
 def bulk(value: bytes) -> bytes:
@@ -61,7 +56,7 @@ class Peer:
             assert self.reply()[b"proto"] == 3  # type: ignore[index]
 
     def send(self, *args: bytes | str | int) -> None:
-        self.sock.sendall(encode(*args))
+        self.sock.sendall(encode_request(*args))
 
     def read_exactly(self, size: int, timeout: float = 5) -> bytes:
         self.sock.settimeout(timeout)
@@ -154,11 +149,6 @@ def pubsub_limit(server: ServerProcess) -> Iterator[redis.Redis]:
     yield client
     client.config_set("client-output-buffer-limit", DEFAULT_PUBSUB_LIMIT)
     client.close()
-
-
-def error_text(reply: object) -> str:
-    assert isinstance(reply, hiredis.ReplyError), reply
-    return str(reply)
 
 
 def wait_for(predicate, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
@@ -351,7 +341,7 @@ def test_resp3_subscriber_publishing_to_itself(server, peer):
     sub.call_raw("PUBLISH", "a", "x",
                  expected=push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
     # Pipelined: every reply and push in order.
-    sub.sock.sendall(encode("PING") + encode("PUBLISH", "a", "y") + encode("PING", "z"))
+    sub.sock.sendall(encode_request("PING") + encode_request("PUBLISH", "a", "y") + encode_request("PING", "z"))
     push = frame(b">", b"message", b"a", b"y")
     sub.expect(b"+PONG\r\n" + (push + b":1\r\n" if self_first(server) else b":1\r\n" + push)
                + b"$1\r\nz\r\n")
@@ -495,7 +485,7 @@ def test_many_publishes_in_one_pipeline_arrive_in_order(peer, server):
         sub.send("SUBSCRIBE", "seq")
         sub.reply()
     publisher = peer()
-    publisher.sock.sendall(b"".join(encode("PUBLISH", "seq", i) for i in range(200)))
+    publisher.sock.sendall(b"".join(encode_request("PUBLISH", "seq", i) for i in range(200)))
     assert publisher.replies(200) == [3] * 200
     for sub in subs:
         assert sub.replies(200) == [[b"message", b"seq", b"%d" % i] for i in range(200)]
@@ -564,27 +554,27 @@ def test_pubsub_numsub_numpat_shardnumsub(peer, raw):
     second.reply()
     second.send("SSUBSCRIBE", "s")
     second.reply()
-    assert raw.request(encode("PUBSUB", "NUMSUB", "a", "b", "zz")) == (
+    assert raw.request(encode_request("PUBSUB", "NUMSUB", "a", "b", "zz")) == (
         b"*6\r\n$1\r\na\r\n:2\r\n$1\r\nb\r\n:1\r\n$2\r\nzz\r\n:0\r\n")
-    assert raw.request(encode("PUBSUB", "NUMSUB")) == b"*0\r\n"
-    assert raw.request(encode("PUBSUB", "NUMPAT")) == b":2\r\n"  # distinct patterns
-    assert raw.request(encode("PUBSUB", "SHARDNUMSUB", "s", "a")) == (
+    assert raw.request(encode_request("PUBSUB", "NUMSUB")) == b"*0\r\n"
+    assert raw.request(encode_request("PUBSUB", "NUMPAT")) == b":2\r\n"  # distinct patterns
+    assert raw.request(encode_request("PUBSUB", "SHARDNUMSUB", "s", "a")) == (
         b"*4\r\n$1\r\ns\r\n:1\r\n$1\r\na\r\n:0\r\n")
-    assert raw.request(encode("PUBSUB", "SHARDNUMSUB")) == b"*0\r\n"
+    assert raw.request(encode_request("PUBSUB", "SHARDNUMSUB")) == b"*0\r\n"
 
 
 def test_pubsub_errors_and_help(server, raw):
-    assert raw.request(encode("PUBSUB", "FOO")) == (
+    assert raw.request(encode_request("PUBSUB", "FOO")) == (
         b"-ERR unknown subcommand 'FOO'. Try PUBSUB HELP.\r\n")
-    assert raw.request(encode("PUBSUB", "CHANNELS", "a", "b")) == (
+    assert raw.request(encode_request("PUBSUB", "CHANNELS", "a", "b")) == (
         b"-ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. "
         b"Try PUBSUB HELP.\r\n")
-    assert raw.request(encode("PUBSUB", "shardchannels", "a", "b")) == (
+    assert raw.request(encode_request("PUBSUB", "shardchannels", "a", "b")) == (
         b"-ERR unknown subcommand or wrong number of arguments for 'shardchannels'. "
         b"Try PUBSUB HELP.\r\n")
-    assert raw.request(encode("PUBSUB", "NUMPAT", "x")) == (
+    assert raw.request(encode_request("PUBSUB", "NUMPAT", "x")) == (
         b"-ERR wrong number of arguments for 'pubsub|numpat' command\r\n")
-    assert raw.request(encode("PUBSUB", "HELP", "x")) == (
+    assert raw.request(encode_request("PUBSUB", "HELP", "x")) == (
         b"-ERR wrong number of arguments for 'pubsub|help' command\r\n")
     help_text = raw.call("PUBSUB", "HELP")
     assert help_text[0] == b"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
@@ -811,7 +801,7 @@ def _never_reading(server: ServerProcess, channel: str) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect((server.host, server.port))
-    sock.sendall(encode("SUBSCRIBE", channel))
+    sock.sendall(encode_request("SUBSCRIBE", channel))
     return sock
 
 

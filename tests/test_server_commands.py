@@ -19,8 +19,14 @@ import redis
 
 from brook.commands.registry import latency_at_percentile, latency_index, latency_index_range
 from tests import test_config as shared
-from tests.conftest import RawConnection, free_port, help_footer, wait_for_port
-from tests.test_config import encode, exchange
+from tests.conftest import (
+    RawConnection,
+    encode_request,
+    exchange,
+    free_port,
+    help_footer,
+    wait_for_port,
+)
 
 # Fixtures shared with the configuration tests.
 restore_config = shared.restore_config
@@ -430,8 +436,8 @@ def test_slowlog_logs_every_command_of_a_pipeline_in_order(server, r):
     r.config_set("slowlog-log-slower-than", "0")
     raw = RawConnection(server.port)
     r.execute_command("SLOWLOG", "RESET")
-    raw.send(encode(b"PING") + encode(b"GET", b"a") + encode(b"ECHO", b"x") + encode(b"MULTI")
-             + encode(b"INCR", b"n") + encode(b"EXEC"))
+    raw.send(encode_request(b"PING") + encode_request(b"GET", b"a") + encode_request(b"ECHO", b"x") + encode_request(b"MULTI")
+             + encode_request(b"INCR", b"n") + encode_request(b"EXEC"))
     raw.read(b"*1\r\n:1\r\n", timeout=5)
     assert logged(r) == [[b"SLOWLOG", b"RESET"], [b"PING"], [b"GET", b"a"], [b"ECHO", b"x"],
                          [b"MULTI"], [b"INCR", b"n"]]
@@ -452,7 +458,7 @@ def test_slowlog_shows_commands_as_sent(server, r):
     assert logged(r)[1:] == [[b"SPOP", b"set", b"10"], [b"GETSET", b"a", b"5"],
                              [b"INCRBYFLOAT", b"f", b"1.0"], [b"SET", b"k", b"v", b"EX", b"100"]]
     waiter = RawConnection(server.port)
-    waiter.send(encode(b"BLPOP", b"l", b"0"))
+    waiter.send(encode_request(b"BLPOP", b"l", b"0"))
     deadline = time.monotonic() + 5
     while r.info("clients")["blocked_clients"] != 1 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -857,7 +863,7 @@ def test_shutdown_closes_clients_and_exits(spawn, args):
     bystander = RawConnection(proc.port)
     assert exchange(bystander, b"PING\r\n") == b"+PONG\r\n"
     caller = RawConnection(proc.port)
-    assert exchange(caller, encode(b"SHUTDOWN", *args)) == b"<CLOSED>"
+    assert exchange(caller, encode_request(b"SHUTDOWN", *args)) == b"<CLOSED>"
     assert bystander.read(timeout=5) == b"<CLOSED>"
     assert proc.process.wait(timeout=10) == 0
 

@@ -31,8 +31,7 @@ import redis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ServerProcess, _reset
-from tests.test_strings import run
+from tests.conftest import ServerProcess, _reset, run
 
 # A fixed seed; no example database; no "explain" phase (minutes of reruns against two
 # servers once a failure has been shrunk).

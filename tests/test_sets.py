@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.conftest import _reset, start_brook
+from tests.conftest import WRONGTYPE, _reset, error_of, run, start_brook
 from tests.test_aof import AOF_ARGS, aof_commands, restart
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
-from tests.test_strings import error_of, run
-
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
 def encoding(r: redis.Redis, key: str) -> bytes:

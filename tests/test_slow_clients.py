@@ -41,11 +41,11 @@ from tests.conftest import (
     RawConnection,
     ServerProcess,
     encode_request,
+    exchange,
     redis_binary,
     start_brook,
     start_redis,
 )
-from tests.test_config import exchange
 
 CROWD = 2_000  # slow connections in the slowloris test
 CONNECT_BATCH = 200  # connections opened before waiting for the server to accept them

@@ -7,9 +7,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.test_strings import WRONGTYPE, error_of, r, run
-
-__all__ = ["r"]
+from tests.conftest import WRONGTYPE, error_of, run
 
 
 def _weights(r: redis.Redis) -> None:

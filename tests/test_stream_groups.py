@@ -18,9 +18,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, help_footer
+from tests.conftest import NOT_INTEGER, WRONGTYPE, ServerProcess, call, error_of, help_footer, run
 from tests.test_streams import INVALID_ID, MAX, MAX_ID, set_config, since
-from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, run
 
 NOGROUP_READ = "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option"
 NOGROUP = "NOGROUP No such key '{}' or consumer group '{}'"

@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from tests.conftest import ServerProcess, help_footer
-from tests.test_strings import NOT_INTEGER, WRONGTYPE, call, error_of, run
+from tests.conftest import NOT_INTEGER, WRONGTYPE, ServerProcess, call, error_of, help_footer, run
 
 MAX = 18446744073709551615  # UINT64_MAX: the largest ms and seq of a stream ID
 MAX_ID = f"{MAX}-{MAX}"

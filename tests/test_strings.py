@@ -3,43 +3,23 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
 
-from tests.conftest import RawConnection, ServerProcess, encode_request, error_of, reply_end, run
-
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-NOT_INTEGER = "value is not an integer or out of range"
-
-
-@pytest.fixture
-def r(server: ServerProcess) -> Iterator[redis.Redis]:
-    """A redis-py client that really speaks RESP2 (redis-py 8 negotiates RESP3 by default)."""
-    client = server.client(protocol=2)
-    yield client
-    client.close()
-
+from tests.conftest import (
+    NOT_INTEGER,
+    WRONGTYPE,
+    call,
+    encode_request,
+    error_of,
+    run,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Raw RESP helpers: exact bytes on the wire, without waiting for a read timeout.
 # ---------------------------------------------------------------------------------------------
 
-
-def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
-    """Send one command and return its complete raw reply."""
-    raw.send(encode_request(*args))
-    data = b""
-    raw.sock.settimeout(5)
-    while True:
-        chunk = raw.sock.recv(65536)
-        assert chunk, f"connection closed after {data!r}"
-        data += chunk
-        end = reply_end(data)
-        if end is not None:
-            assert end == len(data), f"extra data: {data!r}"
-            return data
 
 
 

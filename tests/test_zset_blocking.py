@@ -18,11 +18,9 @@ import pytest
 import redis
 
 from tests import test_blocking
-from tests.conftest import ServerProcess
-from tests.test_blocking import encode, error_text, parked, reexecuted
+from tests.conftest import WRONGTYPE, ServerProcess, encode_request
+from tests.test_blocking import error_text, parked, reexecuted
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
-
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 waiting = test_blocking.waiting  # the fixture: ``waiting(resp3=False)``, a new raw client
 
@@ -501,16 +499,16 @@ def test_wrong_type_fails_at_once(r, waiting) -> None:
 
 def test_blocking_pops_inside_multi_do_not_block(r, waiting) -> None:
     client = waiting()
-    client.send_raw(encode("MULTI") + encode("BZPOPMIN", "z", 0) + encode("BZPOPMAX", "z", 0)
-                    + encode("BZMPOP", 0, 1, "z", "MIN") + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("BZPOPMIN", "z", 0) + encode_request("BZPOPMAX", "z", 0)
+                    + encode_request("BZMPOP", 0, 1, "z", "MIN") + encode_request("EXEC"))
     assert [client.reply() for _ in range(5)] == [b"OK", b"QUEUED", b"QUEUED", b"QUEUED",
                                                   [None, None, None]]
     r.zadd("z", {"a": 1, "b": 2, "c": 3})
-    client.send_raw(encode("MULTI") + encode("BZPOPMIN", "z", 0) + encode("BZPOPMAX", "z", 0)
-                    + encode("BZMPOP", 0, 1, "z", "MIN", "COUNT", 5) + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("BZPOPMIN", "z", 0) + encode_request("BZPOPMAX", "z", 0)
+                    + encode_request("BZMPOP", 0, 1, "z", "MIN", "COUNT", 5) + encode_request("EXEC"))
     assert [client.reply() for _ in range(5)][-1] == [[b"z", b"a", b"1"], [b"z", b"c", b"3"],
                                                       [b"z", [[b"b", b"2"]]]]
-    client.send_raw(encode("MULTI") + encode("BZPOPMIN", "z", 0) + encode("EXEC"))
+    client.send_raw(encode_request("MULTI") + encode_request("BZPOPMIN", "z", 0) + encode_request("EXEC"))
     assert client.raw(5).endswith(b"*1\r\n*-1\r\n")
     parked(r, 0)
 

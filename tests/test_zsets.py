@@ -27,17 +27,19 @@ import pytest
 import redis
 
 from tests.conftest import (
+    NOT_INTEGER,
+    WRONGTYPE,
     RawConnection,
     ServerProcess,
+    call,
+    error_of,
+    run,
     start_brook,
 )
 from tests.test_aof import AOF_ARGS, aof_commands, effects_match_redis, restart
 from tests.test_notifications import both, listen  # noqa: F401  (fixture)
-from tests.test_strings import call, error_of, run
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_FLOAT = "value is not a valid float"
-NOT_INTEGER = "value is not an integer or out of range"
 RANGE_NOT_FLOAT = "min or max is not a float"
 RANGE_NOT_LEX = "min or max not valid string range item"
 
