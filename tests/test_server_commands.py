@@ -507,23 +507,24 @@ def test_slowlog_max_len(server, r):
     assert r.execute_command("SLOWLOG", "LEN") == (3 if server.version >= (7, 2) else 0)
 
 
-def test_slowlog_max_len_lowered_trims_the_oldest(r):
+def _slow_echoes(r, count: int) -> None:
+    """Log ``count`` ECHOs in a slow log of 5 entries at most, then stop logging."""
     r.config_set("slowlog-max-len", "5")
     r.config_set("slowlog-log-slower-than", "0")
-    for i in range(5):
+    for i in range(count):
         r.echo(str(i))
     r.config_set("slowlog-log-slower-than", "1000000")
+
+
+def test_slowlog_max_len_lowered_trims_the_oldest(r):
+    _slow_echoes(r, 5)
     r.config_set("slowlog-max-len", "2")
     assert [e[3] for e in r.execute_command("SLOWLOG", "GET")] == [[b"ECHO", b"4"],
                                                                  [b"ECHO", b"3"]]
 
 
 def test_slowlog_keeps_its_entries_when_config_set_is_rolled_back(r):
-    r.config_set("slowlog-max-len", "5")
-    r.config_set("slowlog-log-slower-than", "0")
-    for i in range(4):
-        r.echo(str(i))
-    r.config_set("slowlog-log-slower-than", "1000000")
+    _slow_echoes(r, 4)
     before = r.execute_command("SLOWLOG", "LEN")
     # A port another socket holds: the port cannot be applied, so the whole CONFIG SET is
     # rolled back, and the lower slowlog-max-len never takes effect.
@@ -538,10 +539,7 @@ def test_slowlog_keeps_its_entries_when_config_set_is_rolled_back(r):
 
 
 def test_slowlog_turned_off_by_threshold_is_not_trimmed_until_on(r):
-    r.config_set("slowlog-max-len", "5")
-    r.config_set("slowlog-log-slower-than", "0")
-    for i in range(4):
-        r.echo(str(i))
+    _slow_echoes(r, 4)
     r.config_set("slowlog-log-slower-than", "-1")
     held = r.execute_command("SLOWLOG", "LEN")
     r.config_set("slowlog-max-len", "1")
