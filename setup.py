@@ -28,6 +28,7 @@ COMPILED = [
     "brook/protocol/resp.py",
     "brook/protocol/requests.py",
     "brook/protocol/framing.py",
+    "brook/context.py",
     "brook/server.py",
     # the configuration the request path reads (brook/config/store.py: Config) and what
     # CONFIG SET runs; the config file loader and CONFIG REWRITE stay interpreted

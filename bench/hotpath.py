@@ -83,11 +83,10 @@ class HotPath:
 
     def __init__(self) -> None:
         from brook.config.store import Config
-        from brook.connection import Client
         from brook.server import Server
 
         self.server = Server(Config())
-        self.client = Client(self.server)
+        self.client = self.server.new_client()
         self.transport = _Transport()
         self.client.connection_made(self.transport)  # type: ignore[arg-type]
 

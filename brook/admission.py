@@ -47,7 +47,7 @@ from brook.scripting.flags import (
 )
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
     from brook.session import Session
 
 # The callers, as the list reads them.
@@ -99,7 +99,7 @@ class Admission:
     """The one list of refusals, and the probes of the server's state it reads (which a
     script's start and INFO read too)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self._exec = server.command_table[b"exec"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import hiredis
 
-from brook.dispatch import REPLY_BUDGET
+from brook.dispatch import REPLY_BUDGET, Dispatcher
 from brook.protocol import resp
 from brook.protocol.framing import (
     FramedGets,
@@ -33,18 +33,18 @@ from brook.protocol.requests import ProtocolError, RequestParser
 from brook.session import Session
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
 
 
 class Client(Session, asyncio.Protocol):
     """A connected client: its session state plus the transport it talks through."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext, dispatcher: Dispatcher) -> None:
         self.reader = hiredis.Reader()
         self.transport: asyncio.Transport | None = None
         self.writing_paused = False  # the transport's buffer is over its high-water mark
         super().__init__(server)
-        self.dispatcher = server.dispatcher
+        self.dispatcher = dispatcher
 
     # -- connection lifecycle -------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ class Client(Session, asyncio.Protocol):
         local = transport.get_extra_info("sockname")
         self.addr = _format_address(peer)
         self.laddr = _format_address(local)
-        refusal = self.server.admit(self, peer)
+        refusal = self.server.admit(self, is_loopback(peer))
         if refusal is not None:
             transport.write(refusal)  # type: ignore[attr-defined]
             transport.close()

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Final
 
 from brook.admission import QUEUED, TOPLEVEL, WAITER, Admission
 from brook.blocking import WaiterLane
-from brook.command_log import Monitors, SlowLog
 from brook.commands.registry import (
     NO_COMMAND,
     NO_SUBCOMMAND,
@@ -45,14 +44,14 @@ from brook.commands.registry import (
     resolve,
     text,
 )
-from brook.persistence.loader import ReplayLane
+from brook.context import CommandPath
 from brook.protocol import resp
 from brook.protocol.requests import is_request
 from brook.session import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Pushed
 
 if TYPE_CHECKING:
     from brook.blocking import Waiter
-    from brook.server import Server
+    from brook.context import ServerContext
     from brook.session import Session
 
 _perf = time.perf_counter
@@ -80,18 +79,19 @@ def arity_error(cmd: Command) -> str:
     return f"ERR wrong number of arguments for '{cmd.fullname}' command"
 
 
-class Dispatcher(WaiterLane, ReplayLane):
+class Dispatcher(WaiterLane, CommandPath):
     """Runs commands for sessions: checks, handler, errors, persistence, stats, MONITOR. The
     lanes other parts call it through are declared where they are used: a served waiter's
-    (blocking.WaiterLane), the AOF loader's and a replica's (persistence.loader.ReplayLane)."""
+    (blocking.WaiterLane), the AOF loader's and a replica's (persistence.loader.ReplayLane),
+    and EXEC's and scripts' (context.CommandPath, which the server's parts see)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self.table = server.command_table
         self._exec = self.table[b"exec"]
         self.admission = Admission(server)
-        self.slowlog = SlowLog(server.config, server.latency_add)
-        self.monitors = Monitors()
+        self.slowlog = server.slowlog
+        self.monitors = server.monitors
 
     # -- a read's worth of requests (the connection's hot path) -----------------------------
 
@@ -496,6 +496,17 @@ class Dispatcher(WaiterLane, ReplayLane):
         """A parked command ended (served, timed out, unblocked, failed): count it once, with
         the time its runs took, and enter it in the slow log, as Redis's updateStatsOnUnblock."""
         self.account(waiter.client, waiter.cmd, waiter.args, waiter.seconds)
+
+    # -- a script's checks (the SCRIPT lane of admission) ------------------------------------
+
+    def script_call_refusal(self, caller: Session, cmd: Command, args: list[bytes],
+                            read_only: bool, wrote: bool, allow_oom: bool) -> str | None:
+        return self.admission.script_call_refusal(caller, cmd, args, read_only, wrote,
+                                                  allow_oom)
+
+    def script_start_refusal(self, caller: Session, flags: tuple[str, ...] | None,
+                             read_only_command: bool) -> str | None:
+        return self.admission.script_start_refusal(caller, flags, read_only_command)
 
     # -- error replies ----------------------------------------------------------------------
 

@@ -36,8 +36,8 @@ from brook.notify import publish_event
 from brook.types.keytable import LFU_INIT_VAL, idle_seconds, lfu_decayed
 
 if TYPE_CHECKING:
+    from brook.context import ServerContext
     from brook.keyspace import Database
-    from brook.server import Server
     from brook.session import Session
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
@@ -55,7 +55,7 @@ def is_lfu(policy: str) -> bool:
 class Evictor:
     """The server's maxmemory state: the candidate pool and the counters INFO shows."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self.pool: list[tuple[int, int, bytes]] = []  # (score, db index, key), best last
         self.next_db = 0

@@ -24,7 +24,9 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Final
+from typing import Final
+
+from mypy_extensions import trait
 
 from brook.types import native
 from brook.types.hash import Hash
@@ -34,9 +36,6 @@ from brook.types.scanindex import ScanIndex
 from brook.types.set import SetValue
 from brook.types.stream import Stream
 from brook.types.zset import SortedSet
-
-if TYPE_CHECKING:
-    from brook.session import Session
 
 # Per value type (the Python class of a stored value), declared here for every type: the name
 # TYPE replies, what OBJECT ENCODING replies, and how COPY duplicates a value.
@@ -63,6 +62,16 @@ COPIERS: Final[dict[type, Callable[[object], object]]] = {
 # The table a database's keys live in: the C one when this build has it.
 _KEY_TABLE: Final[type[KeyTable]] = native.KeyTable or KeyTable
 
+
+
+@trait
+class Watcher:
+    """A client that WATCHes keys (brook.session implements it; declared here so that the
+    keyspace names nothing above it, and the compiled call stays native)."""
+
+    def watched_key_touched(self, db_index: int, key: bytes, by_expiry: bool) -> None:
+        """A key it watches in ``db_index`` changed (or expired, ``by_expiry``)."""
+        raise NotImplementedError
 
 class Clock:
     """The time a server's commands see (Redis's command time snapshot: relative expiries,
@@ -130,7 +139,7 @@ class Database:
         self.expires: dict[bytes, int] = {}  # key -> absolute deadline in ms
         self.expire_heap: list[tuple[int, bytes]] = []
         # key -> clients WATCHing it; empty for almost every database, so the check is cheap.
-        self.watchers: dict[bytes, set[Session]] = {}
+        self.watchers: dict[bytes, set[Watcher]] = {}
         self.keyspace = keyspace
         self.avg_ttl = 0
         # key -> (the hash object, its fields' ScanIndex), for HSCAN over large hashes; an entry

@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING
 
 from mypy_extensions import mypyc_attr
 
+from brook.keyspace import Watcher
+
 if TYPE_CHECKING:
     from brook.acl.rules import User
     from brook.blocking import Waiter
     from brook.commands.registry import Command
+    from brook.context import ServerContext
     from brook.protocol.requests import RequestParser
-    from brook.server import Server
 
 # CLIENT REPLY modes; SKIP_NEXT is set by CLIENT REPLY SKIP itself and becomes SKIP once that
 # command's own (suppressed) reply has passed, so exactly the next command is silenced.
@@ -36,10 +38,10 @@ class Pushed(bytes):
     REPLY OFF/SKIP, as Redis sends what it marks CLIENT_PUSHING."""
 
 
-class Session:
+class Session(Watcher):
     """One client's state (database, RESP version, transaction, ...), sans I/O."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self.id = 0
         self.addr = ""
@@ -94,7 +96,7 @@ class Session:
         self.shard_channels: dict[bytes, None] = {}
         self.obuf_soft_since = 0  # when its output first reached the pubsub soft limit (s)
         # Messages published to it and not yet written: the server writes them once per
-        # publisher batch (Server.flush_subscribers), and before anything else it is sent.
+        # publisher batch (ServerContext.flush_subscribers), and before anything else it is sent.
         self.pubsub_out: list[bytes] = []
         # Replies produced and not yet written.
         self.out: list[bytes] = []
@@ -141,7 +143,7 @@ class Session:
             or self.in_multi
             or self.reply_mode != REPLY_ON
             or self.no_touch
-            or server.dispatcher.monitors.clients
+            or server.monitors.clients
             or self.parser is not None
             or server.loading
             or server.aof_write_failed
@@ -227,6 +229,9 @@ class Session:
     def push(self, reply: bytes) -> None:
         """Send an out-of-band message (MONITOR lines) outside a read batch."""
         self.out.append(reply)
+
+    def flush(self) -> None:
+        """Write the replies produced so far (an unconnected session keeps them in ``out``)."""
 
     def write_buffer_size(self) -> int:
         """Bytes written and not yet taken by the peer (CLIENT LIST omem, output limits)."""

@@ -1,12 +1,8 @@
 """The module structure: layers import downwards only, with no cycles and no late imports.
 
 Read from the source (the AST), not by importing: a rule broken here is a rule broken in the
-code, whatever the import order of a test run happens to hide.
-
-    cli ─► server ─► connection ─► dispatch ─► commands/ ─► blocking, pubsub, notify, session
-                                                              ─► types/ ─► keyspace ─► protocol/
-
-(the keyspace declares the value types it stores: ``types/`` know no keyspace.)
+code, whatever the import order of a test run happens to hide. The layers are the ones
+docs/architecture.md draws, read from that drawing: the picture and the rule cannot drift.
 """
 
 from __future__ import annotations
@@ -103,77 +99,101 @@ def test_no_runtime_import_cycles() -> None:
             visit(module)
 
 
-# (modules, what they may never import, at run time or for type checking)
-RULES = [
-    ("brook.commands", ("brook.server", "brook.connection", "brook.dispatch", "brook.cli")),
-    ("brook.types", ("brook.keyspace", "brook.commands", "brook.server", "brook.connection",
-                     "brook.session",
-                     "brook.dispatch", "brook.protocol.resp", "brook.blocking", "brook.pubsub")),
-    ("brook.blocking", ("brook.commands.args", "brook.commands.strings",
-                        "brook.commands.string_values",
-                        "brook.commands.streams", "brook.commands.stream_groups",
-                        "brook.commands.stream_access", "brook.commands.stream_args",
-                        "brook.commands.lists", "brook.commands.list_blocking",
-                        "brook.commands.list_values", "brook.commands.list_args",
-                        "brook.commands.list_pops",
-                        "brook.connection", "brook.dispatch")),
-    ("brook.pubsub", ("brook.commands", "brook.connection", "brook.dispatch")),
-    ("brook.session", ("brook.commands.clients", "brook.commands.pubsub", "brook.connection",
-                       "brook.dispatch")),
-    ("brook.dispatch", ("brook.connection", "brook.server")),
-    ("brook.admission", ("brook.connection", "brook.dispatch", "brook.listeners", "brook.cli")),
-    ("brook.command_log", ("brook.connection", "brook.dispatch", "brook.server", "brook.cli")),
-    ("brook.scripting", ("brook.admission", "brook.dispatch", "brook.connection", "brook.cli")),
-    ("brook.protocol", ("brook.commands", "brook.session", "brook.keyspace", "brook.types",
-                        "brook.dispatch", "brook.connection", "brook.server", "brook.config")),
-    ("brook.persistence", ("brook.connection", "brook.dispatch", "brook.admission")),
-    ("brook.keyspace", ("brook.commands", "brook.connection", "brook.server", "brook.dispatch")),
-    ("brook.acl", ("brook.server", "brook.connection", "brook.dispatch", "brook.session",
-                   "brook.keyspace")),
+# The layers as docs/architecture.md draws them: "N  name, name, ..." (names relative to
+# ``brook``, a line ending in a comma continued on the next), read from its Layers block.
+ARCHITECTURE = BROOK.parent / "docs" / "architecture.md"
+
+
+def _drawn_layers() -> dict[str, int]:
+    text = ARCHITECTURE.read_text()
+    block = text[text.index("### Layers"):]
+    block = block[block.index("```\n") + 4:]
+    block = block[:block.index("```")]
+    layers: dict[str, int] = {}
+    number = 0
+    continued = False
+    for line in block.splitlines():
+        heading = re.match(r"^(\d+)  (\S.*)$", line)
+        if heading:
+            number = int(heading.group(1))
+            names = heading.group(2)
+        elif continued and re.match(r"^   \S", line):
+            names = line.strip()
+        else:
+            continued = False
+            continue
+        continued = names.endswith(",")
+        for name in filter(None, (part.strip() for part in names.split(","))):
+            assert name not in layers, f"{name} drawn twice"
+            layers[f"brook.{name}"] = number
+    return layers
+
+
+LAYERS = _drawn_layers()
+
+
+def _layer(module: str) -> int:
+    """The layer of ``module``: that of the longest drawn name it is or lies under (the
+    package's own ``__init__``, which holds only the version, is in the lowest)."""
+    if module == "brook":
+        return max(LAYERS.values())
+    best = ""
+    for name in LAYERS:
+        if (module == name or module.startswith(name + ".")) and len(name) > len(best):
+            best = name
+    assert best, f"{module} is in no layer of docs/architecture.md"
+    return LAYERS[best]
+
+
+def test_every_module_is_drawn_in_a_layer() -> None:
+    assert len(set(LAYERS.values())) >= 8
+    for module in GRAPH:
+        _layer(module)
+    undrawn = [name for name in LAYERS if not any(
+        module == name or module.startswith(name + ".") for module in GRAPH)]
+    assert not undrawn, f"drawn but not in the source: {undrawn}"
+
+
+def test_imports_go_to_the_same_layer_or_below() -> None:
+    """Runtime and type-checking imports alike: no module names one above it."""
+    offences = []
+    for module, (runtime, typing_only, _late) in sorted(GRAPH.items()):
+        for dep in sorted(runtime | typing_only):
+            if dep in GRAPH and _layer(dep) < _layer(module):
+                kind = "imports" if dep in runtime else "names for type checking"
+                offences.append(f"{module} (layer {_layer(module)}) {kind} {dep} "
+                                f"(layer {_layer(dep)})")
+    assert not offences, offences
+
+
+# Edges ruled out within a layer, or downwards past what the layer order allows, as
+# docs/architecture.md lists them: (modules, what they may never import, at run time or for
+# type checking).
+INTRA_LAYER = [
+    ("brook.acl", ("brook.session", "brook.keyspace")),
+    ("brook.admission", ("brook.dispatch",)),
+    ("brook.types", ("brook.protocol.resp",)),
+    ("brook.protocol", ("brook.config",)),
 ]
 
 
-# The one name a module may import for type checking although it may not import it: the
-# Server type, which every part still reaches its collaborators through (``session.server``).
-# Handing each part the few collaborators it uses removes it; until then it is the only name
-# the rules below let through, and only for type checking.
-SERVER_TYPE = "brook.server"
-# The modules that still name it for type checking. The list may only shrink: a module that
-# stops naming it must leave the list, and no other may start.
-#   - the request path (session, dispatch, admission, connection) and the introspection
-#     commands (info, monitoring, memory_breakdown) read the whole server's state;
-#   - the subsystems below them (eviction, the persistence manager, the replication state and
-#     link, the script engine) still take the server instead of the collaborators they use.
-SERVER_TYPE_USERS = {
-    "brook.session", "brook.dispatch", "brook.admission", "brook.connection",
-    "brook.commands.info", "brook.commands.monitoring", "brook.commands.memory_breakdown",
-    "brook.eviction", "brook.persistence.manager", "brook.replication.state",
-    "brook.replication.link", "brook.scripting.engine",
-}
-
-
-@pytest.mark.parametrize(("layer", "forbidden"), RULES, ids=[rule[0] for rule in RULES])
-def test_layers_import_downwards(layer: str, forbidden: tuple[str, ...]) -> None:
-    """The rules hold for runtime imports and for type-checking imports alike."""
+@pytest.mark.parametrize(("layer", "forbidden"), INTRA_LAYER,
+                         ids=[rule[0] for rule in INTRA_LAYER])
+def test_edges_ruled_out_within_a_layer(layer: str, forbidden: tuple[str, ...]) -> None:
     offences = []
     for module, (runtime, typing_only, _late) in GRAPH.items():
         if module != layer and not module.startswith(layer + "."):
             continue
-        for dep in runtime | (typing_only - {SERVER_TYPE}):
+        for dep in runtime | typing_only:
             if any(dep == bad or dep.startswith(bad + ".") for bad in forbidden):
                 offences.append(f"{module} imports {dep}")
     assert not offences, offences
 
 
-def test_the_server_type_is_named_only_where_it_still_is() -> None:
-    found = {module for module, (_runtime, typing_only, _late) in GRAPH.items()
-             if SERVER_TYPE in typing_only}
-    assert found == SERVER_TYPE_USERS
-
-
-def test_only_the_composition_root_imports_the_server_at_run_time() -> None:
-    found = sorted(module for module, (runtime, _typing, _late) in GRAPH.items()
-                   if SERVER_TYPE in runtime and module not in ("brook.cli", "brook.__main__"))
+def test_only_the_entry_points_import_the_composition_root() -> None:
+    found = sorted(module for module, (runtime, typing_only, _late) in GRAPH.items()
+                   if "brook.server" in runtime | typing_only
+                   and module not in ("brook.cli", "brook.__main__"))
     assert not found, found
 
 

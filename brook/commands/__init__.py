@@ -7,8 +7,9 @@ Owns: the handlers (``handler(session, args) -> reply bytes``), one module per f
 (``*_values``, :mod:`~brook.commands.stream_access`, :mod:`~brook.commands.common`).
 
 Imports: the session, the keyspace, the value types, the subsystems (blocking, pubsub, notify,
-persistence's effects, scripting, acl, rdb) and the protocol; never the dispatcher, a
-connection or the server at run time, and no family imports another (tests/test_layers.py).
+persistence's effects, scripting, acl, rdb), the server's shared state (:mod:`brook.context`)
+and the protocol; never the dispatcher, a connection or the composition root, and no family
+imports another (tests/test_layers.py).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from brook.protocol import resp
 from brook.version import BROOK_VERSION, VERSION
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
     from brook.session import Session
 
 
@@ -44,7 +44,7 @@ def _total_system_memory() -> int:
         return 0
 
 
-def _section_server(server: Server) -> list[str]:
+def _section_server(server: ServerContext) -> list[str]:
     now = time.time()
     uptime = int(time.monotonic() - server.started_monotonic)
     config = server.config
@@ -76,12 +76,12 @@ def _section_server(server: Server) -> list[str]:
         f"executable:{config.executable}",
         f"config_file:{config.config_file or ''}",
         "io_threads_active:0",
-        *server.listening.info_lines(config.bind, config.port),
+        *server.listener_lines(),
     ]
     return lines
 
 
-def _section_clients(server: Server) -> list[str]:
+def _section_clients(server: ServerContext) -> list[str]:
     clients = server.clients.values()
     watching = sum(1 for c in clients if c.watched)
     watched_keys = sum(len(db.watchers) for db in server.keyspace.databases)
@@ -104,7 +104,7 @@ def _section_clients(server: Server) -> list[str]:
         f"total_blocking_keys_on_nokey:{blocking_on_nokey}",
     ]
 
-def _section_memory(server: Server) -> list[str]:
+def _section_memory(server: ServerContext) -> list[str]:
     """Redis's memory fields. ``used_memory`` is what the allocators hold now (brook.memory)."""
     breakdown = memory_breakdown(server)
     used, rss, startup = breakdown.used, breakdown.rss, breakdown.startup
@@ -145,7 +145,7 @@ def _section_memory(server: Server) -> list[str]:
     ]
 
 
-def _scripting_memory(server: Server) -> list[str]:
+def _scripting_memory(server: ServerContext) -> list[str]:
     """Redis 7's script and function figures: interpreter memory (Lua's own count) and the
     cached bodies."""
     scripting = server.scripting
@@ -171,11 +171,11 @@ def _scripting_memory(server: Server) -> list[str]:
     ]
 
 
-def _section_persistence(server: Server) -> list[str]:
+def _section_persistence(server: ServerContext) -> list[str]:
     return server.persistence.info()
 
 
-def _section_stats(server: Server) -> list[str]:
+def _section_stats(server: ServerContext) -> list[str]:
     stats = server.stats
     keyspace = server.keyspace
     input_kbps, output_kbps = server.instantaneous_kbps()
@@ -226,7 +226,7 @@ def _section_stats(server: Server) -> list[str]:
     ]
 
 
-def _section_replication(server: Server) -> list[str]:
+def _section_replication(server: ServerContext) -> list[str]:
     return server.replication.info()
 
 
@@ -234,7 +234,7 @@ def _seconds(value: float) -> str:
     return f"{int(value)}.{int(round((value - int(value)) * 1e6)):06d}"
 
 
-def _section_cpu(server: Server) -> list[str]:
+def _section_cpu(server: ServerContext) -> list[str]:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     thread = resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF))
@@ -248,7 +248,7 @@ def _section_cpu(server: Server) -> list[str]:
     ]
 
 
-def _section_commandstats(server: Server) -> list[str]:
+def _section_commandstats(server: ServerContext) -> list[str]:
     lines = []
     for cmd in server.commands.every():
         if not (cmd.calls or cmd.failed_calls or cmd.rejected_calls):
@@ -267,7 +267,7 @@ def _percentile_label(percentile: float) -> str:
     return f"{percentile:f}".rstrip("0").rstrip(".")
 
 
-def _section_latencystats(server: Server) -> list[str]:
+def _section_latencystats(server: ServerContext) -> list[str]:
     """Each command's run times at latency-tracking-info-percentiles, in microseconds."""
     config = server.config
     if not config.latency_tracking:
@@ -283,11 +283,11 @@ def _section_latencystats(server: Server) -> list[str]:
     return lines
 
 
-def _section_errorstats(server: Server) -> list[str]:
+def _section_errorstats(server: ServerContext) -> list[str]:
     return [f"errorstat_{code}:count={count}" for code, count in sorted(server.errorstats.items())]
 
 
-def _section_keyspace(server: Server) -> list[str]:
+def _section_keyspace(server: ServerContext) -> list[str]:
     lines = []
     for db in server.keyspace.databases:
         if db.data:
@@ -317,7 +317,7 @@ def _average_ttl(expires: dict[bytes, int]) -> int:
 
 
 # (name, in the default set, title, lines): Redis's order.
-_SECTIONS: list[tuple[str, bool, str, Callable[[Server], list[str]]]] = [
+_SECTIONS: list[tuple[str, bool, str, Callable[[ServerContext], list[str]]]] = [
     ("server", True, "Server", _section_server),
     ("clients", True, "Clients", _section_clients),
     ("memory", True, "Memory", _section_memory),
@@ -349,7 +349,7 @@ def _requested_sections(args: list[bytes]) -> set[str]:
     return wanted
 
 
-def info_text(server: Server, args: list[bytes]) -> str:
+def info_text(server: ServerContext, args: list[bytes]) -> str:
     """The INFO report: requested sections in Redis's order, separated by a blank line."""
     wanted = _requested_sections(args)
     parts = []

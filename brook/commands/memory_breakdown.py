@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from brook.memory import resident_bytes
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class MemoryBreakdown:
         return self.used - self.overhead
 
 
-def memory_breakdown(server: Server) -> MemoryBreakdown:
+def memory_breakdown(server: ServerContext) -> MemoryBreakdown:
     used = server.used_memory()
     return MemoryBreakdown(
         used=used, rss=resident_bytes(), startup=min(server.memory.startup, used),

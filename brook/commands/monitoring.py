@@ -24,7 +24,7 @@ from brook.commands.registry import (
 from brook.protocol import resp
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
     from brook.session import Session
 
 _ADMIN = "admin noscript loading stale"
@@ -43,7 +43,7 @@ container("slowlog", group="server", acl="@slow", since="2.2.12",
          summary="Returns the slow log's entries.",
          complexity="O(N) where N is the number of entries returned", syntax="[count]")
 def slowlog_get(client: Session, args: list[bytes]) -> bytes:
-    slowlog = client.server.dispatcher.slowlog.entries
+    slowlog = client.server.slowlog.entries
     count = 10
     if len(args) == 3:
         count = parse_int(args[2], "ERR count should be greater than or equal to -1")
@@ -70,14 +70,14 @@ def slowlog_get(client: Session, args: list[bytes]) -> bytes:
 @command("slowlog|len", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Returns the number of entries in the slow log.", syntax="")
 def slowlog_len(client: Session, args: list[bytes]) -> bytes:
-    return resp.integer(len(client.server.dispatcher.slowlog.entries))
+    return resp.integer(len(client.server.slowlog.entries))
 
 
 @command("slowlog|reset", arity=2, flags="admin loading stale", acl=_ADMIN_ACL, since="2.2.12",
          summary="Clears all entries from the slow log.",
          complexity="O(N) where N is the number of entries in the slowlog", syntax="")
 def slowlog_reset(client: Session, args: list[bytes]) -> bytes:
-    client.server.dispatcher.slowlog.entries.clear()
+    client.server.slowlog.entries.clear()
     return resp.OK
 
 
@@ -225,7 +225,7 @@ _DOCTOR_QUIET = (
 )
 
 
-def _doctor_report(server: Server) -> str:
+def _doctor_report(server: ServerContext) -> str:
     if server.config.latency_monitor_threshold <= 0:
         return _DOCTOR_DISABLED
     if not server.latency_events:

@@ -58,7 +58,7 @@ def script_key_positions(argc: int, args: list[bytes]) -> list[int]:
 def _show_in_monitor(client: Session, args: list[bytes]) -> None:
     """Scripts are shown before the commands they run, as Redis feeds them explicitly."""
     server = client.server
-    monitors = server.dispatcher.monitors
+    monitors = server.monitors
     if monitors.clients and not client.replaying:
         name = args[0].decode("latin-1").lower()
         monitors.feed(client, server.commands.by_name[name], args, explicit=True)

@@ -8,6 +8,6 @@ trait), rewriting (:mod:`~brook.persistence.rewrite`), Brook's snapshot format
 and the BGSAVE/BGREWRITEAOF children (:mod:`~brook.persistence.manager`).
 
 Imports: the keyspace, the value types, the protocol, the command table and the function
-libraries; never the dispatcher, admission or a connection. The manager still takes the server
-(see docs/architecture.md, Layers).
+libraries, and the server's shared state (:mod:`brook.context`, which the manager reads);
+never the dispatcher, admission or a connection (docs/architecture.md, Layers).
 """

@@ -27,7 +27,7 @@ from brook.persistence.snapshot import SnapshotError, load_snapshot, write_snaps
 from brook.scripting.functions import FunctionError
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
 
 __all__ = ["Persistence", "PersistenceError"]
 
@@ -52,7 +52,7 @@ class _Child:
         self.started = time.monotonic()
 
 
-def write_rewrite(server: Server, path: str) -> None:
+def write_rewrite(server: ServerContext, path: str) -> None:
     """Write the commands that rebuild the whole dataset to ``path`` and fsync it."""
     with open(path, "wb") as out:
         batch: list[bytes] = []
@@ -72,7 +72,7 @@ def write_rewrite(server: Server, path: str) -> None:
 
 
 class Persistence:
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self.loading_started = 0.0
         self.loading_total_bytes = 0

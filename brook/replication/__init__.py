@@ -6,6 +6,6 @@ Owns: :mod:`~brook.replication.state` (role, replication IDs and offsets, the re
 AOF loader's replayer).
 
 Imports: persistence (the AOF encoder, the loader, snapshots) and the protocol; never the
-dispatcher or a connection. The state and the link still take the server (see
-docs/architecture.md, Layers).
+dispatcher or a connection. The state and the link read the server's shared state
+(:mod:`brook.context`; docs/architecture.md, Layers).
 """

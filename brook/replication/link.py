@@ -29,7 +29,7 @@ from brook.persistence.snapshot import SnapshotError, load_snapshot
 from brook.protocol.framing import FramedGets, may_hold_other_elements
 
 if TYPE_CHECKING:
-    from brook.server import Server
+    from brook.context import ServerContext
 
 _READ_SIZE: Final = 1 << 16
 _EOF_MARK_LENGTH: Final = 40
@@ -43,7 +43,7 @@ class LinkError(Exception):
 class MasterLink:
     """The connection to ``host:port`` and what it has applied."""
 
-    def __init__(self, server: Server, host: str, port: int) -> None:
+    def __init__(self, server: ServerContext, host: str, port: int) -> None:
         self.server = server
         self.host = host
         self.port = port

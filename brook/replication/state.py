@@ -31,7 +31,7 @@ from brook.replication.link import MasterLink
 
 if TYPE_CHECKING:
     from brook.blocking import Waiter
-    from brook.server import Server
+    from brook.context import ServerContext
     from brook.session import Session
 
 NO_ID: Final = "0" * 40
@@ -63,7 +63,7 @@ class Replica:
 
 
 class Replication:
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: ServerContext) -> None:
         self.server = server
         self.replid = secrets.token_hex(20)
         self.replid2 = NO_ID
@@ -122,7 +122,7 @@ class Replication:
 
     def write_offset(self) -> int:
         """Where this turn's effects end in the stream (WAIT's target for their client);
-        without a backlog the turn adds one (see ``Server.flush_effects``)."""
+        without a backlog the turn adds one (see ``ServerContext.flush_effects``)."""
         buffered = self.server.effect_log.buffered_bytes()
         if self.backlog is None:
             return self.offset + (1 if buffered else 0)

@@ -9,6 +9,7 @@ reply conversion (:mod:`~brook.scripting.replies`), bytecode rules
 their Lua source (:mod:`~brook.scripting.lua`).
 
 Imports: the session, the command table, the protocol and the RDB codec (FUNCTION DUMP);
-never the dispatcher, admission or a connection (a script's commands reach them through the
-session's server, which the engine still takes: see docs/architecture.md, Layers).
+never the dispatcher, admission or a connection: a script's commands and their checks go
+through the server context's :class:`~brook.context.CommandPath` lane (docs/architecture.md,
+Layers).
 """

@@ -37,7 +37,7 @@ from brook.session import Session
 
 if TYPE_CHECKING:
     from brook.commands.registry import Command
-    from brook.server import Server
+    from brook.context import ServerContext
 
 BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
@@ -95,7 +95,7 @@ class Rand48:
 class Engine:
     """The scripting state of a server: the interpreters, the script session, the run."""
 
-    def __init__(self, server: Server, serve_others: Callable[[Session], None]) -> None:
+    def __init__(self, server: ServerContext, serve_others: Callable[[Session], None]) -> None:
         self.server = server
         # Past busy-reply-threshold: serve the other clients once, without blocking (they get
         # -BUSY); the server provides it, as it owns the connections.
@@ -172,7 +172,7 @@ class Engine:
         """Redis's scriptPrepareForRun: refuse a script whose flags the server's state forbids
         (``flags`` None: an EVAL script without a shebang, Redis's compatibility mode), by
         the dispatcher's checks."""
-        refusal = self.server.dispatcher.admission.script_start_refusal(caller, flags,
+        refusal = self.server.dispatcher.script_start_refusal(caller, flags,
                                                                         read_only_command)
         if refusal is not None:
             raise ScriptError(refusal)
@@ -317,7 +317,7 @@ class Engine:
             return self._rejected(None, b"Unknown Redis command called from script")
         if found == WRONG_ARITY:
             return self._rejected(cmd, b"Wrong number of args calling Redis command from script")
-        refusal = self.server.dispatcher.admission.script_call_refusal(
+        refusal = self.server.dispatcher.script_call_refusal(
             run.caller, cmd, argv, run.read_only, run.write_dirty, run.allow_oom)
         if refusal is not None:
             return self._rejected(cmd, b"-" + refusal.encode("utf-8", "surrogateescape"))
