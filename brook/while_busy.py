@@ -18,20 +18,22 @@ import select
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from brook.connection import Client
+
 if TYPE_CHECKING:
-    from brook.connection import Client
     from brook.session import Session
 
 _READ_SIZE = 65536
 
 
-def serve_while_busy(clients: Iterable[Client], caller: Session,
+def serve_while_busy(clients: Iterable[Session], caller: Session,
                      flush_effects: Callable[[], None],
                      shutdown_requested: Callable[[], bool]) -> None:
     """Serve every client with input waiting, once, without blocking: their commands'
     effects are written (``flush_effects``) before their replies, as after any turn."""
     by_fd = {client.fd: client for client in list(clients)
-             if client is not caller and client.fd >= 0 and not client.closed}
+             if isinstance(client, Client) and client is not caller and client.fd >= 0
+             and not client.closed}
     if not by_fd:
         return
     try:
