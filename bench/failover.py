@@ -8,7 +8,7 @@ that succeeds afterwards (on the promoted replica) is measured; the killed serve
 restarted and rejoins as a replica before the next round. Sentinel's
 ``down-after-milliseconds`` is most of that time and is printed with it.
 
-:class:`Cluster` is also what the failover tests run (tests/test_sentinel.py).
+:class:`Cluster` is also what the failover tests run (tests/replication/test_sentinel.py).
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@
 
 Starts its own Brook and redis-server (tests/conftest.py's ``start_brook``/``start_redis``;
 ``--redis`` picks the binary as ``BROOK_PARITY_REDIS`` does), then runs sessions of
-tests/resp_fuzz.py's generator until ``--frames`` frames (or ``--minutes``) have gone by.
+tests/protocol/resp_fuzz.py's generator until ``--frames`` frames (or ``--minutes``) have gone by.
 Every session starts from FLUSHALL on both servers and ends with a liveness check; a server
 that stops answering is counted (crash: its process is gone; hang: it is there but silent),
 recorded and restarted. A differing session whose bytes or writes hold the trigger of an open
-finding (tests/resp_fuzz.py ``explain``) is counted under those findings, and the first one of
+finding (tests/protocol/resp_fuzz.py ``explain``) is counted under those findings, and the first one of
 each finding alone is minimised as an example; any other difference is new: those are grouped by
 their first differing replies (numbers and odd bytes masked) and the first ``--minimise`` groups
 are minimised. Reproductions go to ``--report`` (default fuzz-report.txt) as they are found.
@@ -17,7 +17,7 @@ Prints progress every 30 s and a summary: frames, frames/s, sessions, difference
 open findings, new), crashes, hangs, normalisations applied.
 
 ``--exclude known`` leaves out the generator features of the open findings (the CI skip list in
-tests/resp_fuzz.py; empty while every finding is fixed); without it every feature runs.
+tests/protocol/resp_fuzz.py; empty while every finding is fixed); without it every feature runs.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tests.conftest import ServerProcess, start_brook, start_redis
 from tests.resp_fuzz import (
     FEATURES,
     SKIPPED_FEATURES,
@@ -47,6 +46,8 @@ from tests.resp_fuzz import (
     minimise,
     signature,
 )
+
+from tests.conftest import ServerProcess, start_brook, start_redis
 
 PROGRESS_EVERY = 30.0  # seconds
 

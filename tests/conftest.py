@@ -18,13 +18,14 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -473,3 +474,221 @@ def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.C
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+# -- fixtures and helpers that several test files share -----------------------------------
+
+def server_argv(kind: str, *args: str) -> list[str]:
+    """The command line that starts a Brook or Redis server with ``args``."""
+    if kind == "brook":
+        return [sys.executable, "-m", "brook", *args]
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    return [binary, *args]
+
+
+def since(server: ServerProcess, version: tuple[int, ...], newer: str, older: str) -> str:
+    """A reply that Redis changed in ``version``: the text of the server under test."""
+    return newer if server.version >= version else older
+
+
+@pytest.fixture
+def set_config(r: redis.Redis) -> Iterator[Callable[[str, object], None]]:
+    """CONFIG SET that is undone after the test (the server fixture does not reset stream
+    settings such as stream-node-max-entries)."""
+    saved: dict[str, bytes] = {}
+
+    def setter(name: str, value: object) -> None:
+        if name not in saved:
+            reply = run(r, "CONFIG", "GET", name)
+            assert isinstance(reply, list) and len(reply) == 2
+            saved[name] = reply[1]
+        assert run(r, "CONFIG", "SET", name, str(value)) == b"OK"
+
+    yield setter
+    for name, value in saved.items():
+        run(r, "CONFIG", "SET", name, value)
+
+
+@pytest.fixture
+def listen(server) -> Iterator:  # type: ignore[no-untyped-def]
+    """``listen(flags)``: a subscriber to every keyspace and keyevent channel of every
+    database, with ``flags`` set; returns a function that collects what arrived."""
+    admin = server.client()
+    subscriber = server.client()
+    pubsub = subscriber.pubsub()
+
+    def start(flags: str):  # type: ignore[no-untyped-def]
+        admin.config_set("notify-keyspace-events", flags)
+        pubsub.psubscribe("__key*__:*")
+        assert pubsub.get_message(timeout=5)["type"] == "psubscribe"
+
+        def collected(wait: float = 0.2) -> list[tuple[bytes, bytes]]:
+            events: list[tuple[bytes, bytes]] = []
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                message = pubsub.get_message(timeout=0.05)
+                if message is not None and message["type"] == "pmessage":
+                    events.append((message["channel"], message["data"]))
+            return events
+
+        return collected
+
+    yield start
+    admin.config_set("notify-keyspace-events", "")
+    pubsub.close()
+    subscriber.close()
+    admin.close()
+
+
+Spawn = Callable[..., ServerProcess]
+
+
+def _spawn_factory(kind: str, tmp: Path) -> tuple[Spawn, list[ServerProcess]]:
+    started: list[ServerProcess] = []
+
+    def spawn(
+        *args: str, config_file: Path | None = None, port: int | None = None,
+        fd_limit: int | None = None,
+    ) -> ServerProcess:
+        port = port or free_port()
+        log_path = tmp / f"{kind}-{port}.log"
+        handle = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
+        leading = [str(config_file)] if config_file is not None else []
+        extra = ["--bind", "127.0.0.1"] if kind == "redis" else []
+        argv = server_argv(
+            kind, *leading, "--port", str(port), "--enable-debug-command", "yes", *extra, *args
+        )
+        def limit_files() -> None:
+            if fd_limit is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (fd_limit, fd_limit))
+
+        process = subprocess.Popen(
+            argv, stdout=handle, stderr=subprocess.STDOUT, cwd=tmp, preexec_fn=limit_files
+        )
+        wait_for_port(port, process, log_path)
+        proc = ServerProcess(kind, port, process, log_path)
+        started.append(proc)
+        return proc
+
+    return spawn, started
+
+
+@pytest.fixture(params=["brook", "redis"])
+def spawn(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Spawn]:
+    """Start private servers (Brook, then Redis) with custom flags; stopped after the test."""
+    if request.param == "redis" and shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    factory, started = _spawn_factory(request.param, tmp_path)
+    yield factory
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture
+def spawn_brook(tmp_path: Path) -> Iterator[Spawn]:
+    """Private Brook servers only (behaviour Redis has no counterpart for)."""
+    factory, started = _spawn_factory("brook", tmp_path)
+    yield factory
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture
+def restore_config(r: redis.Redis) -> Iterator[Callable[..., None]]:
+    """``restore_config("name", ...)``: put these parameters back after the test."""
+    saved: dict[str, str] = {}
+
+    def remember(*names: str) -> None:
+        for name in names:
+            saved.update(r.config_get(name))
+
+    yield remember
+    for name, value in saved.items():
+        r.config_set(name, value)
+
+
+def reexecuted(server: ServerProcess) -> bool:
+    """Does this server run a parked command again when its key changes (Redis >= 7.2)?"""
+    return server.kind == "brook" or server.version >= (7, 2)
+
+
+class Waiting:
+    """A client that sends a (blocking) command and later checks what, if anything, came."""
+
+    def __init__(self, server: ServerProcess, resp3: bool = False) -> None:
+        import socket
+
+        self.sock = socket.create_connection((server.host, server.port), timeout=10)
+        self.reader = hiredis.Reader()
+        if resp3:
+            self.send("HELLO", "3")
+            self.reply()
+
+    def send(self, *args: bytes | str | int) -> None:
+        self.sock.sendall(encode_request(*args))
+
+    def send_raw(self, payload: bytes) -> None:
+        self.sock.sendall(payload)
+
+    def reply(self, timeout: float = 10) -> object:
+        """The next reply (errors as hiredis.ReplyError values)."""
+        self.sock.settimeout(timeout)
+        while True:
+            reply = self.reader.gets()
+            if reply is not False:
+                return reply
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.reader.feed(chunk)
+
+    def raw(self, timeout: float = 10) -> bytes:
+        self.sock.settimeout(timeout)
+        return self.sock.recv(1 << 20)
+
+    def nothing(self, wait: float = 0.2) -> bool:
+        """True when no byte arrives within ``wait`` seconds."""
+        self.sock.settimeout(wait)
+        try:
+            data = self.sock.recv(1 << 20)
+        except TimeoutError:
+            return True
+        self.reader.feed(data)
+        return False
+
+    def call(self, *args: bytes | str | int) -> object:
+        self.send(*args)
+        return self.reply()
+
+    def client_id(self) -> int:
+        return int(self.call("CLIENT", "ID"))  # type: ignore[call-overload]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def parked(r: redis.Redis, count: int, timeout: float = 10) -> None:
+    """Wait until exactly ``count`` clients are parked."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if r.info("clients")["blocked_clients"] == count:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"expected {count} parked clients, have "
+                         f"{r.info('clients')['blocked_clients']}")
+
+
+@pytest.fixture
+def waiting(server: ServerProcess):  # type: ignore[no-untyped-def]
+    opened: list[Waiting] = []
+
+    def make(resp3: bool = False) -> Waiting:
+        client = Waiting(server, resp3)
+        opened.append(client)
+        return client
+
+    yield make
+    for client in opened:
+        client.close()

@@ -16,7 +16,7 @@ import hiredis
 import pytest
 import redis
 
-from tests.conftest import WRONGTYPE, ServerProcess, encode_request, error_text
+from tests.conftest import WRONGTYPE, Waiting, encode_request, error_text, parked, reexecuted
 
 # What a parked XREADGROUP gets when its stream or group goes. Redis 7.0 sent these texts;
 # Redis >= 7.2 runs the command again, which answers as it would at once (Brook follows that).
@@ -25,89 +25,12 @@ NOGROUP_BLOCKED = "NOGROUP the consumer group this client was blocked on no long
 NOGROUP_RERUN = "NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"
 
 
-def reexecuted(server: ServerProcess) -> bool:
-    """Does this server run a parked command again when its key changes (Redis >= 7.2)?"""
-    return server.kind == "brook" or server.version >= (7, 2)
 
 
-class Waiting:
-    """A client that sends a (blocking) command and later checks what, if anything, came."""
-
-    def __init__(self, server: ServerProcess, resp3: bool = False) -> None:
-        import socket
-
-        self.sock = socket.create_connection((server.host, server.port), timeout=10)
-        self.reader = hiredis.Reader()
-        if resp3:
-            self.send("HELLO", "3")
-            self.reply()
-
-    def send(self, *args: bytes | str | int) -> None:
-        self.sock.sendall(encode_request(*args))
-
-    def send_raw(self, payload: bytes) -> None:
-        self.sock.sendall(payload)
-
-    def reply(self, timeout: float = 10) -> object:
-        """The next reply (errors as hiredis.ReplyError values)."""
-        self.sock.settimeout(timeout)
-        while True:
-            reply = self.reader.gets()
-            if reply is not False:
-                return reply
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise ConnectionError("closed")
-            self.reader.feed(chunk)
-
-    def raw(self, timeout: float = 10) -> bytes:
-        self.sock.settimeout(timeout)
-        return self.sock.recv(1 << 20)
-
-    def nothing(self, wait: float = 0.2) -> bool:
-        """True when no byte arrives within ``wait`` seconds."""
-        self.sock.settimeout(wait)
-        try:
-            data = self.sock.recv(1 << 20)
-        except TimeoutError:
-            return True
-        self.reader.feed(data)
-        return False
-
-    def call(self, *args: bytes | str | int) -> object:
-        self.send(*args)
-        return self.reply()
-
-    def client_id(self) -> int:
-        return int(self.call("CLIENT", "ID"))  # type: ignore[call-overload]
-
-    def close(self) -> None:
-        self.sock.close()
 
 
-def parked(r: redis.Redis, count: int, timeout: float = 10) -> None:
-    """Wait until exactly ``count`` clients are parked."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if r.info("clients")["blocked_clients"] == count:
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"expected {count} parked clients, have "
-                         f"{r.info('clients')['blocked_clients']}")
 
 
-@pytest.fixture
-def waiting(server: ServerProcess):  # type: ignore[no-untyped-def]
-    opened: list[Waiting] = []
-
-    def make(resp3: bool = False) -> Waiting:
-        client = Waiting(server, resp3)
-        opened.append(client)
-        return client
-
-    yield make
-    for client in opened:
-        client.close()
 
 
 def entry(entry_id: bytes, *fields: bytes) -> list[object]:

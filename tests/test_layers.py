@@ -270,3 +270,22 @@ def test_config_imports_only_the_bottom_layer() -> None:
         if module == "brook.config" or module.startswith("brook.config."):
             for dep in runtime | typing_only:
                 assert any(dep == ok or dep.startswith(ok + ".") for ok in allowed), (module, dep)
+
+
+def test_test_files_share_helpers_only_through_conftest_and_support() -> None:
+    """A test file imports no other test file: what several need is in tests/conftest.py or
+    tests/support/, where a newcomer looks for it."""
+    tests = BROOK.parent / "tests"
+    offences = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+                   for name in names):
+                offences.append(f"{path.relative_to(tests)} imports {names[0]}")
+    assert not offences, offences

@@ -5,55 +5,11 @@ publishes, on which channels, in which order. Every test runs against Brook and 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
 
-Events = list[tuple[bytes, bytes]]
-
-
-@pytest.fixture
-def listen(server) -> Iterator:  # type: ignore[no-untyped-def]
-    """``listen(flags)``: a subscriber to every keyspace and keyevent channel of every
-    database, with ``flags`` set; returns a function that collects what arrived."""
-    admin = server.client()
-    subscriber = server.client()
-    pubsub = subscriber.pubsub()
-
-    def start(flags: str):  # type: ignore[no-untyped-def]
-        admin.config_set("notify-keyspace-events", flags)
-        pubsub.psubscribe("__key*__:*")
-        assert pubsub.get_message(timeout=5)["type"] == "psubscribe"
-
-        def collected(wait: float = 0.2) -> Events:
-            events: Events = []
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline:
-                message = pubsub.get_message(timeout=0.05)
-                if message is not None and message["type"] == "pmessage":
-                    events.append((message["channel"], message["data"]))
-            return events
-
-        return collected
-
-    yield start
-    admin.config_set("notify-keyspace-events", "")
-    pubsub.close()
-    subscriber.close()
-    admin.close()
-
-
-def space(key: str, event: str, db: int = 0) -> tuple[bytes, bytes]:
-    return (f"__keyspace@{db}__:{key}".encode(), event.encode())
-
-
-def event(name: str, key: str, db: int = 0) -> tuple[bytes, bytes]:
-    return (f"__keyevent@{db}__:{name}".encode(), key.encode())
-
-
-def both(key: str, name: str, db: int = 0) -> Events:
-    return [space(key, name, db), event(name, key, db)]
+from tests.support.events import both, event, space
 
 
 def test_flags_round_trip_and_bad_letters(r) -> None:
@@ -319,7 +275,7 @@ def test_list_events(r, listen) -> None:
 
 
 def test_blocking_pop_served_by_a_push_publishes_both(r, listen, server) -> None:
-    from tests.test_blocking import Waiting, parked
+    from tests.conftest import Waiting, parked
 
     collected = listen("Kl")
     popper = Waiting(server)

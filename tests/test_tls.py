@@ -257,7 +257,7 @@ def test_an_rq_worker_over_tls_as_an_acl_user(server: TlsServer) -> None:
     try:
         connection = redis.Redis.from_url(url)
         queue = Queue("default", connection=connection)
-        jobs = [queue.enqueue("tests.framework_jobs.add", i, 100) for i in range(10)]
+        jobs = [queue.enqueue("tests.frameworks.framework_jobs.add", i, 100) for i in range(10)]
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         done = subprocess.run([sys.executable, "-m", "rq.cli", "worker", "--burst", "--url", url,
                                "default"], env=env, cwd=ROOT, capture_output=True, text=True,

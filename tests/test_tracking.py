@@ -19,7 +19,7 @@ from redis._parsers import _RESP3Parser
 from redis.cache import CacheConfig
 
 from tests.conftest import ServerProcess
-from tests.test_pubsub import Peer, bulk
+from tests.support.pubsub import Peer, bulk
 
 CHANNEL = b"__redis__:invalidate"
 OK = b"+OK\r\n"

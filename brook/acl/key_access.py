@@ -5,7 +5,7 @@ Redis's key specifications say, per group of keys, whether a command reads them 
 a key spec with neither (EXISTS, TYPE, the ``*LEN`` commands) is allowed by any pattern that
 matches. Written here as ``R``, ``W``, ``RW`` or ``-``; two values are the first key's and the
 other keys' (``COPY src dst``: ``R W``). These are the flags COMMAND INFO shows
-(tests/test_command_table.py compares them with real Redis). SET and BITFIELD depend on their
+(tests/commands/test_command_table.py compares them with real Redis). SET and BITFIELD depend on their
 arguments (:func:`key_needs`). They are read from the key specs' flags of
 brook/commands/key_specs.py, the table COMMAND GETKEYSANDFLAGS reports.
 """

@@ -6,7 +6,7 @@ the operation's kind: access (its value is returned or used), update, insert, de
 marks arguments that are channels, not keys (the sharded Pub/Sub commands). A command with two
 entries gives the first key's flags and the other keys' (``LMOVE src dst``, ``SORT k STORE d``).
 SET and BITFIELD depend on their arguments (``variable_flags``: :func:`flags_of_keys`).
-tests/test_command_table.py compares this table with real Redis's key specs.
+tests/commands/test_command_table.py compares this table with real Redis's key specs.
 """
 
 from __future__ import annotations

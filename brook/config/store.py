@@ -4,7 +4,7 @@ take effect.
 
 Values live as attributes (``config.proto_max_bulk_len``), so hot paths read them with one
 attribute lookup; the class is compiled, and a compiled class has exactly the attributes it
-declares, so each parameter of the table is declared here too (tests/test_config_table.py
+declares, so each parameter of the table is declared here too (tests/config/test_config_table.py
 checks that the two agree).
 
 An apply step is what a server does when CONFIG SET changes a parameter (Redis's ``apply``

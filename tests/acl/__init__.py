@@ -1,0 +1,1 @@
+"""Users and permissions (brook/acl/), against real Redis."""

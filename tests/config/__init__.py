@@ -1,0 +1,1 @@
+"""Configuration (brook/config/): CONFIG GET/SET/REWRITE, config files, the parameter table."""

@@ -1,0 +1,1 @@
+"""Durability (brook/persistence/): the AOF, rewrites, snapshots, crashes and replays."""

@@ -1,0 +1,1 @@
+"""RESP and framing (brook/protocol/): exact replies, malformed frames, the fuzzer."""

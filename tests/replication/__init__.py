@@ -1,0 +1,1 @@
+"""Replication (brook/replication/) and failover with real Redis Sentinel."""

@@ -1,0 +1,1 @@
+"""Lua scripting (brook/scripting/): EVAL, FUNCTION, the bundled libraries, kill -9 mid-script."""

@@ -1,0 +1,1 @@
+"""The PySpark connector (brook/spark/) on a real SparkSession: exactly once under faults."""

@@ -1,0 +1,2 @@
+"""The value types as data structures (brook/types/): driven in process, checked against
+models and Redis's encodings."""
