@@ -125,7 +125,7 @@ class Evictor:
             evicted += 1
             if evicted % 16 == 0 and time.perf_counter() - started > budget:
                 break  # the cron goes on; meanwhile commands run (Redis's EVICT_RUNNING)
-        server.memory.credit(freed)
+        # (each eviction credited the estimate as it removed its key: see removed)
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         if elapsed_ms:
             server.latency_add("eviction-cycle", elapsed_ms)
@@ -147,17 +147,28 @@ class Evictor:
         return [f"total_eviction_exceeded_time:{int((self.exceeded_seconds + current) * 1000)}",
                 f"current_eviction_exceeded_time:{int(current * 1000)}"]
 
+    def watch_removals(self) -> None:
+        """While maxmemory is set, every key removed credits the estimate (:meth:`removed`);
+        without a limit nothing reads the estimate between readings."""
+        self.server.keyspace.on_removed = self.removed if self.server.config.maxmemory else None
+
+    def removed(self, key: bytes, value: object) -> None:
+        """A key is being removed: what it holds leaves the estimate now (Redis's counter
+        falls at the free; the next reading replaces the estimate)."""
+        self.server.memory.credit(key_bytes(key, value))
+
     def _evict(self, db: Database, key: bytes) -> int:
         """Delete ``key`` as an eviction: its estimated size, the ``evicted`` event, a DEL in
         the AOF; WATCHers and parked clients learn of it as of any deletion."""
-        value = db.data.get(key)
-        if value is None:
+        if db.data.get(key) is None:
             return 0
+        memory = self.server.memory
+        credited = memory.pending  # the removal credits the key's size (see removed)
         if db.is_expired(key):
             db.expire_key(key)  # already dead: it expires (and counts) as such
-            return key_bytes(key, value)
-        size = key_bytes(key, value)
+            return credited - memory.pending
         db.delete(key)
+        size = credited - memory.pending
         self.evicted_keys += 1
         server = self.server
         if server.config.notify_keyspace_events & NOTIFY_EVICTED:

@@ -274,6 +274,9 @@ class Database:
 
     def _remove(self, key: bytes) -> None:
         """Drop a present key and everything indexed under it."""
+        on_removed = self.keyspace.on_removed
+        if on_removed is not None:
+            on_removed(key, self.data[key])
         del self.data[key]
         if self.expires:
             self.expires.pop(key, None)
@@ -423,6 +426,10 @@ class Keyspace:
         self.next_expire_db = 0  # where the next active expiry run starts (round robin)
         # Called with (database, key) after a key expired (the "expired" keyspace event).
         self.on_expired: Callable[[Database, bytes], None] | None = None
+        # Called with (key, value) before a key is removed (deleted, expired, evicted), while
+        # maxmemory is set: the memory estimate credits what it held, so that room a deletion
+        # made is usable before the next allocator reading, as in Redis.
+        self.on_removed: Callable[[bytes, object], None] | None = None
         # (database, key) signalled since parked clients were last served, in signal order
         # (a dict used as an ordered set).
         self.ready: dict[tuple[Database, bytes], None] = {}

@@ -85,6 +85,7 @@ class Server(ServerContext):
         # start-up reading is taken once listening (INFO used_memory_startup).
         self.memory = MemoryAccount()
         self.evictor = Evictor(self)
+        self.evictor.watch_removals()
         self.migrate_sockets = MigrateSockets()
         self.configure_access()
         self.reset_stats()
@@ -184,6 +185,7 @@ class Server(ServerContext):
 
     def _maxmemory_changed(self) -> None:
         config = self.config
+        self.evictor.watch_removals()
         if config.maxmemory and config.maxmemory < self.memory.measure() - (
                 self.evictor.not_counted()):
             self.log("warning", "WARNING: the new maxmemory value set via CONFIG SET "

@@ -450,12 +450,15 @@ def _flush_mode(args: list[bytes]) -> None:
 
 
 def _flushed(client: Session, args: list[bytes]) -> None:
-    """Tell caching clients everything changed. A synchronous flush outside MULTI and scripts
+    """Take a memory reading and tell caching clients everything changed. A synchronous flush outside MULTI and scripts
     replies once its background free is done in Redis (8.0+, FLUSH SYNC run as blocking
     ASYNC), so the flushing client's own invalidation precedes its reply there."""
+    server = client.server
+    if server.config.maxmemory:
+        server.memory.measure()  # the room it made is usable at once (no per-key credit)
     asynchronous = (args[1].lower() == b"async" if len(args) == 2
-                    else client.server.config.lazyfree_lazy_user_flush)
-    client.server.tracking.flushed(
+                    else server.config.lazyfree_lazy_user_flush)
+    server.tracking.flushed(
         own_first=not asynchronous and not client.in_exec and not client.in_script)
 
 
