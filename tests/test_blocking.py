@@ -16,6 +16,8 @@ import hiredis
 import pytest
 import redis
 
+from brook.commands.registry import CommandError
+from brook.commands.timeouts import parse_timeout
 from tests.conftest import WRONGTYPE, Waiting, encode_request, error_text, parked, reexecuted
 
 # What a parked XREADGROUP gets when its stream or group goes. Redis 7.0 sent these texts;
@@ -603,7 +605,7 @@ def test_blocking_pop_errors(r, command: list[str], error: str) -> None:
 
 
 @pytest.mark.min_redis(7, 2)
-@pytest.mark.parametrize("timeout", ["inf", "1e20"])
+@pytest.mark.parametrize("timeout", ["inf", "1e20", "9223372036854776", "9999999999999999999"])
 def test_blocking_pop_timeout_out_of_range(r, timeout: str) -> None:
     with pytest.raises(redis.ResponseError, match="timeout is out of range"):
         r.execute_command("BLPOP", "l", timeout)
@@ -860,3 +862,19 @@ def test_commandstats_count_a_blocked_command_once(server, r, waiting, ending: s
         assert r.info("stats")["total_error_replies"] == 1
     else:
         assert "errorstat_UNBLOCKED" not in errors
+
+
+@pytest.mark.parametrize("text", [b"0", b"1", b"007", b"86400", b"9223372036854775",
+                                  b"9223372036854776", b"9999999999999999999"])
+def test_whole_second_timeouts_read_as_the_long_double_path_reads_them(text: bytes) -> None:
+    """Whole seconds skip the long double arithmetic: the same milliseconds, the same errors
+    as the general path gives the same number written with a decimal point."""
+    now_ms = 1_700_000_000_000
+
+    def outcome(arg: bytes) -> int | str:
+        try:
+            return parse_timeout(arg, True, now_ms)
+        except CommandError as error:
+            return str(error)
+
+    assert outcome(text) == outcome(text + b".0")

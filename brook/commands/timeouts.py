@@ -6,13 +6,18 @@ from brook.commands.args import parse_int, parse_long_double
 from brook.commands.registry import CommandError
 
 _LLONG_MAX = (1 << 63) - 1
+_EXACT_DIGITS = 19  # every integer below 10**19 < 2**64 is exact in a long double
 
 
 def parse_timeout(arg: bytes, seconds: bool, now_ms: int) -> int:
     """A blocking timeout in milliseconds (0 = forever) with Redis's errors: seconds with
     decimals for list commands (rounded up to the millisecond), whole milliseconds for X*;
     ``now_ms`` is the command's time, which the timeout's deadline must not overflow from."""
-    if seconds:
+    if seconds and arg.isdigit() and len(arg) <= _EXACT_DIGITS:
+        # A whole number of seconds (what job frameworks send on every BRPOP and BLMOVE) is
+        # exact in a long double: the same milliseconds without the arithmetic below.
+        timeout = int(arg) * 1000
+    elif seconds:
         value = parse_long_double(arg, "ERR timeout is not a float or out of range")
         if isinstance(value, float):  # infinite
             if value > 0:
