@@ -450,9 +450,10 @@ def _flush_mode(args: list[bytes]) -> None:
 
 
 def _flushed(client: Session, args: list[bytes]) -> None:
-    """Take a memory reading and tell caching clients everything changed. A synchronous flush outside MULTI and scripts
-    replies once its background free is done in Redis (8.0+, FLUSH SYNC run as blocking
-    ASYNC), so the flushing client's own invalidation precedes its reply there."""
+    """Take a memory reading and tell caching clients everything changed. A synchronous flush
+    outside MULTI and scripts replies once its background free is done in Redis (8.0+, FLUSH
+    SYNC run as blocking ASYNC), so the flushing client's own invalidation precedes its reply
+    there."""
     server = client.server
     if server.config.maxmemory:
         server.memory.measure()  # the room it made is usable at once (no per-key credit)
