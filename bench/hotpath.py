@@ -43,6 +43,12 @@ _row("lpush", b"LPUSH", b"mylist", b"xxx")
 _row("rpop", b"RPOP", b"mylist")
 _row("xadd", b"XADD", b"s", b"*", b"field", b"value")
 _row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
+# Sorted sets (the job frameworks' registries and delayed queues): on `zset`, 100 members
+# (a listpack), and `bigzset`, 1,000 (a skiplist), both filled by ``reset``.
+_row("zadd", b"ZADD", b"zset", b"1700000000.5", b"job:1")
+_row("zrangebyscore", b"ZRANGEBYSCORE", b"zset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
+_row("zadd_1k", b"ZADD", b"bigzset", b"1700000000.5", b"job:1")
+_row("zrangebyscore_1k", b"ZRANGEBYSCORE", b"bigzset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
 ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
 ROWS["scan"] = ROWS["ping"]  # not fed as is: HotPath.scan (µs per entry of a full XRANGE scan)
 ROWS["xadd_idmp"] = ROWS["ping"]  # not fed as is: HotPath.idmp (the Spark sink's exactly-once XADD)
@@ -93,6 +99,10 @@ class HotPath:
     def reset(self) -> None:
         self.client.data_received(_command(b"FLUSHALL"))
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
+        for key, members in ((b"zset", 100), (b"bigzset", 1000)):
+            pairs = [part for i in range(members) for part in (b"%d" % (1700000000 + i),
+                                                                 b"job:%d" % i)]
+            self.client.data_received(_command(b"ZADD", key, *pairs))
 
     def fill(self, key: bytes, entries: int) -> None:
         """``entries`` readings (three fields) in stream ``key``, XADDed 100 per read."""
