@@ -79,7 +79,7 @@ COMPILED = [
 NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
               depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h"])
-    for name in ("_keytable", "_lp_size", "_node_seal", "_resp_pack", "_stream_ids")
+    for name in ("_keytable", "_lp_size", "_node_seal", "_resp_pack", "_sorted_keys", "_stream_ids")
 ] + [
     Extension("brook.protocol._double_text", ["brook/protocol/_double_text.c"],
               extra_compile_args=["-O2"]),

@@ -9,14 +9,20 @@ runs the function's Python twin, which does the same:
 - ``pack_node``: :func:`brook.types.stream_node._pack_sealed_resp`;
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
-- ``KeyTable``: :class:`brook.types.keytable.KeyTable`.
+- ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
+- ``SortedKeys``: a sorted set's order keys, packed (:mod:`brook.types.zset`); its twins are
+  ``sortedcontainers.SortedList`` for a skiplist and a pickled ``bytes`` for a listpack.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from brook.types import keytable
+
+if TYPE_CHECKING:
+    from brook.types import _sorted_keys
 
 appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
 seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
@@ -26,9 +32,10 @@ plain_id: Callable[[bytes], int] | None
 plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
 KeyTable: type[keytable.KeyTable] | None
+SortedKeys: type[_sorted_keys.SortedKeys] | None
 
 try:
-    from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _stream_ids
+    from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _sorted_keys, _stream_ids
     appended_size = _lp_size.appended_size
     seal_node = _node_seal.seal_node
     pack_node = _resp_pack.pack_node
@@ -36,6 +43,7 @@ try:
     plain_ids = _stream_ids.plain_ids
     next_auto_id = _stream_ids.next_auto_id
     KeyTable = _keytable.KeyTable  # type: ignore[assignment]  # the twin's methods, in C
+    SortedKeys = _sorted_keys.SortedKeys
 except ImportError:
     appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
-    KeyTable = None
+    KeyTable = SortedKeys = None

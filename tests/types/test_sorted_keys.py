@@ -1,0 +1,236 @@
+"""SortedKeys (brook/types/_sorted_keys.c) against its twin, ``sortedcontainers.SortedList``.
+
+Every test runs one sequence of operations on both and requires the same answers: the keys
+returned, ranks, lengths and the kind of error. The C type holds distinct keys, so an add of a
+key already there is a no-op on both sides (the SortedList is only added to when the key is
+absent). Keys come from a small alphabet so that operations meet the same keys again, with
+some long ones so that leaves split on bytes as well as on counts, and bulk operations grow
+the structure past a few leaves, where ranks go through the leaves' count tree.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sortedcontainers import SortedList
+
+from tests.conftest import native_module
+
+
+def _sorted_keys(keys: Any = ()) -> Any:
+    return native_module("brook.types._sorted_keys").SortedKeys(keys)
+
+
+_KEYS = st.one_of(
+    st.binary(max_size=3),
+    st.binary(min_size=8, max_size=12),
+    st.binary(min_size=300, max_size=2000).map(lambda tail: b"\x80" + tail),  # splits on bytes
+)
+_RANKS = st.integers(min_value=-1600, max_value=1600)
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("add"), _KEYS),
+    st.tuples(st.just("discard"), _KEYS),
+    st.tuples(st.just("remove"), _KEYS),
+    st.tuples(st.just("bisect"), _KEYS),
+    st.tuples(st.just("contains"), _KEYS),
+    st.tuples(st.just("find_member"), _KEYS),
+    st.tuples(st.just("pop"), st.one_of(st.none(), _RANKS)),
+    st.tuples(st.just("item"), _RANKS),
+    st.tuples(st.just("slice"), st.one_of(st.none(), _RANKS), st.one_of(st.none(), _RANKS),
+              st.sampled_from([None, 1, 2, -1, -3])),
+    st.tuples(st.just("del_item"), _RANKS),
+    st.tuples(st.just("del_slice"), st.one_of(st.none(), _RANKS),
+              st.one_of(st.none(), _RANKS)),
+    # many keys at once: b"b" + a 3-byte number, from ``start``, every ``stride``
+    st.tuples(st.just("bulk"), st.integers(min_value=0, max_value=5000),
+              st.integers(min_value=1, max_value=1500), st.integers(min_value=1, max_value=7)),
+    st.tuples(st.just("check")),
+), max_size=60)
+
+
+def _find_member(model: SortedList, member: bytes) -> bytes | None:
+    """The listpack's walk: the first key that is eight bytes and then ``member``."""
+    for key in model:
+        if len(key) == len(member) + 8 and key.endswith(member):
+            return key  # type: ignore[no-any-return]
+    return None
+
+
+def _apply(keys: Any, native: bool, op: tuple[Any, ...]) -> object:
+    """One operation on the C type (``native``) or on the SortedList; its answer (an error's
+    type counts as the answer)."""
+    name = op[0]
+    try:
+        if name == "add":
+            if native:
+                return keys.add(op[1])
+            if op[1] in keys:
+                return False
+            keys.add(op[1])
+            return True
+        if name == "discard":
+            if native:
+                return keys.discard(op[1])
+            if op[1] in keys:
+                keys.remove(op[1])
+                return True
+            return False
+        if name == "remove":
+            keys.remove(op[1])
+            return None
+        if name == "bisect":
+            return keys.bisect_left(op[1]), keys.bisect_right(op[1])
+        if name == "contains":
+            return op[1] in keys
+        if name == "find_member":
+            return keys.find_member(op[1]) if native else _find_member(keys, op[1])
+        if name == "pop":
+            return keys.pop() if op[1] is None else keys.pop(op[1])
+        if name == "item":
+            return keys[op[1]]
+        if name == "slice":
+            return keys[op[1]:op[2]:op[3]]
+        if name == "del_item":
+            del keys[op[1]]
+            return None
+        if name == "del_slice":
+            del keys[op[1]:op[2]]
+            return None
+        if name == "bulk":
+            added = 0
+            for number in range(op[1], op[1] + op[2] * op[3], op[3]):
+                key = b"b" + number.to_bytes(3, "big")
+                if native:
+                    added += keys.add(key)
+                elif key not in keys:
+                    keys.add(key)
+                    added += 1
+            return added
+        if name == "check":
+            return len(keys), list(keys), list(reversed(keys))
+    except (ValueError, IndexError) as err:
+        return type(err).__name__
+    raise AssertionError(op)
+
+
+def _check_layout(keys: Any) -> None:
+    counts = keys.leaf_counts()
+    assert sum(counts) == len(keys)
+    assert all(count > 0 for count in counts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPS)
+def test_operations_match_sorted_list(ops: list[tuple[Any, ...]]) -> None:
+    keys = _sorted_keys()
+    model = SortedList()
+    for op in ops:
+        assert _apply(keys, True, op) == _apply(model, False, op), op
+        _check_layout(keys)
+    assert list(keys) == list(model)
+    assert len(keys) == len(model)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_KEYS, max_size=400), st.booleans())
+def test_built_from_a_list(items: list[bytes], presorted: bool) -> None:
+    distinct = sorted(set(items)) if presorted else list(dict.fromkeys(items))
+    keys = _sorted_keys(distinct)
+    assert list(keys) == sorted(distinct)
+    _check_layout(keys)
+    for key in items:
+        assert keys.bisect_left(key) == SortedList(distinct).bisect_left(key)
+
+
+def test_built_from_duplicates_or_not_bytes_fails() -> None:
+    with pytest.raises(ValueError):
+        _sorted_keys([b"b", b"a", b"b"])
+    with pytest.raises(TypeError):
+        _sorted_keys([b"a", "b"])
+    keys = _sorted_keys()
+    with pytest.raises(TypeError):
+        keys.add("a")
+    with pytest.raises(TypeError):
+        keys.bisect_left(1)
+
+
+def test_long_random_run_against_sorted_list() -> None:
+    """Tens of thousands of keys (hundreds of leaves), adds and removes anywhere, pops at both
+    ends and range deletions, as sorted sets see them; the two compared as they go."""
+    rng = random.Random(20240611)
+    keys = _sorted_keys()
+    model = SortedList()
+    most_leaves = 0
+    for step in range(120_000):
+        roll = rng.random()
+        key = rng.randrange(60_000).to_bytes(8, "big") + b"m" * rng.randrange(40)
+        if roll < 0.55:
+            assert keys.add(key) == (key not in model)
+            if key not in model:
+                model.add(key)
+        elif roll < 0.8:
+            found = key in model
+            assert keys.discard(key) == found
+            if found:
+                model.remove(key)
+        elif roll < 0.9 and model:
+            index = rng.choice((0, -1, rng.randrange(len(model))))
+            assert keys.pop(index) == model.pop(index)
+        elif roll < 0.902 and model:
+            start = rng.randrange(len(model))
+            stop = start + rng.randrange(300)
+            del keys[start:stop]
+            del model[start:stop]
+        elif model:
+            assert keys.bisect_left(key) == model.bisect_left(key)
+            assert keys.bisect_right(key) == model.bisect_right(key)
+            start = rng.randrange(len(model))
+            assert keys[start:start + 10] == model[start:start + 10]
+            assert keys[-start - 1] == model[-start - 1]
+        if step % 10_000 == 0:
+            assert list(keys) == list(model)
+            _check_layout(keys)
+            most_leaves = max(most_leaves, len(keys.leaf_counts()))
+    assert list(keys) == list(model)
+    assert most_leaves > 100  # ranks went through the count tree
+
+
+def test_ascending_adds_fill_leaves() -> None:
+    """Keys added past the last one (timestamps as scores) start new leaves and leave the
+    full ones full."""
+    keys = _sorted_keys()
+    for number in range(10_000):
+        keys.add(number.to_bytes(8, "big"))
+    counts = keys.leaf_counts()
+    assert all(count == 128 for count in counts[:-1])
+    for number in range(10_000):  # and popped from the low end, as a queue does
+        assert keys.pop(0) == number.to_bytes(8, "big")
+    assert len(keys) == 0 and keys.leaf_counts() == []
+
+
+def test_changes_during_iteration_are_safe() -> None:
+    keys = _sorted_keys(number.to_bytes(4, "big") for number in range(1000))
+    seen = []
+    for key in keys:  # a list's iterator goes on by position: so does this one
+        seen.append(key)
+        if len(seen) == 10:
+            del keys[:500]
+    assert seen == [number.to_bytes(4, "big") for number in [*range(10), *range(510, 1000)]]
+    backwards = reversed(keys)
+    next(backwards)
+    del keys[:]
+    assert list(backwards) == []
+
+
+def test_size_counts_the_packed_keys() -> None:
+    """__sizeof__ is what MEMORY USAGE reads: the leaves' bytes, a little over the keys'."""
+    members = [b"%08d" % number + b"member" for number in range(10_000)]
+    keys = _sorted_keys(members)
+    payload = sum(map(len, members))
+    assert payload < sys.getsizeof(keys) < payload * 1.5
+    assert sys.getsizeof(_sorted_keys()) < 100
