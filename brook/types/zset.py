@@ -13,12 +13,21 @@ second, exactly Redis's (score, sdscmp(member)) order. Two structures hold the k
 
 * ``index``: a dict member -> order key (ZSCORE, ZADD's update, ZREM in O(1); the score is
   read back from the key's first eight bytes);
-* ``keys``: the keys in order, a ``SortedList``. Ranks, score ranges (a bound is an 8-byte
-  prefix) and pops are bisections and slices: O(log n + m) like Redis's skiplist.
+* ``keys``: the keys in order. Ranks, score ranges (a bound is an 8-byte prefix) and pops are
+  bisections and slices: O(log n + m) like Redis's skiplist.
 
 While Redis would use a listpack (at most ``zset-max-listpack-entries`` members of at most
-``zset-max-listpack-value`` bytes) there is no index and the order keys are packed into one
-``bytes``, searched and rewritten whole as a listpack is.
+``zset-max-listpack-value`` bytes) there is no index: a member is found by walking the keys, as
+zzlFind walks a listpack.
+
+Two backends hold ``keys``, chosen once at import. The compiled build's is
+:class:`brook.types._sorted_keys.SortedKeys` (C): the keys copied into leaves of up to 128
+packed keys, for both encodings (a listpack's is one small leaf), so a key costs its length
+plus four bytes and an add, a removal, a bisection or a rank is C's work. The pure build keeps
+a ``sortedcontainers.SortedList`` for a skiplist, and for a listpack the keys packed into one
+``bytes`` (:mod:`brook.types.packing`), unpacked and rewritten whole by each change. Both
+answer the same calls (``add``, ``remove``, ``bisect_left``, indexing and slicing into lists),
+so only the pure listpack takes paths of its own.
 
 The encoding converts one way, as t_zset.c's does (listpack -> skiplist on growth); the only
 way back is a new value built for a *STORE destination (``zsetConvertToListpackIfNeeded``).
@@ -35,14 +44,22 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sortedcontainers import SortedList
 
+from brook.types import native
 from brook.types.packing import pack_items, unpack_items
+
+if TYPE_CHECKING:
+    from brook.types._sorted_keys import SortedKeys
 
 LISTPACK, SKIPLIST = 0, 1
 ENCODING_NAMES = ("listpack", "skiplist")
+# The container of order keys, and whether a listpack packs its keys into a ``bytes`` (the
+# pure build: no SortedKeys).
+_SORTED: Any = SortedList if native.SortedKeys is None else native.SortedKeys
+PACKED = native.SortedKeys is None
 
 _DOUBLE = struct.Struct(">d")
 _U64 = struct.Struct(">Q")
@@ -102,15 +119,17 @@ _FIND = object()  # SortedSet.add: the caller did not look the member up
 class SortedSet:
     """A sorted set; ``kind`` is its Redis encoding (LISTPACK or SKIPLIST).
 
-    A skiplist holds ``index`` (member -> order key) and ``keys`` (a ``SortedList``). A
-    listpack has no index (None) and keeps its order keys packed in one ``bytes``
-    (:mod:`brook.types.packing`): a small sorted set is then one object of about its listpack
-    size instead of three per member. Each operation unpacks it (C speed, as Redis walks a
-    listpack) and packs the result; a command that changes many members calls
-    :meth:`loosen` first and :meth:`tighten` at the end, so they share one unpacking.
+    A skiplist holds ``index`` (member -> order key) and ``keys`` (a ``SortedKeys``, or a
+    ``SortedList`` on the pure build). A listpack has no index (None) and keeps its order keys
+    in one small ``SortedKeys``, or on the pure build packed in one ``bytes``
+    (:mod:`brook.types.packing`): either way a small sorted set is a few blocks of about its
+    listpack size instead of three objects per member. The packed ``bytes`` is unpacked by
+    each operation (C speed, as Redis walks a listpack) and packed again; a command that
+    changes many members calls :meth:`loosen` first and :meth:`tighten` at the end, so they
+    share one unpacking (on the compiled build both do nothing).
 
     Members change through :meth:`add`, :meth:`remove` and :meth:`delete_range`; reads use
-    :attr:`order` (ascending order keys, a fresh list for a listpack: read-only),
+    :attr:`order` (ascending order keys, read-only; a fresh list for a packed listpack),
     :meth:`find`, :meth:`score`, :meth:`rank` and the bisections.
     """
 
@@ -120,8 +139,8 @@ class SortedSet:
         self.kind = kind
         self.size = 0  # a listpack's member count (a skiplist's is len(index))
         self.index: dict[bytes, bytes] | None = None if kind == LISTPACK else {}
-        self.keys: bytes | list[bytes] | SortedList = (
-            pack_items([]) if kind == LISTPACK else SortedList())
+        self.keys: bytes | list[bytes] | SortedList | SortedKeys = (
+            pack_items([]) if kind == LISTPACK and PACKED else _SORTED())
 
     @classmethod
     def create(cls, size_hint: int, longest: int, limits: ZsetLimits) -> SortedSet:
@@ -155,11 +174,11 @@ class SortedSet:
             if any(key.startswith(_NEGATIVE_ZERO) for key in keys):  # a listpack holds 0
                 keys = sorted(_ZERO + key[8:] if key.startswith(_NEGATIVE_ZERO) else key
                               for key in keys)
-            value.keys = pack_items(keys)
+            value.keys = pack_items(keys) if PACKED else _SORTED(keys)
             value.size = len(keys)
         else:
             value.index = {key[8:]: key for key in keys}
-            value.keys = SortedList(map(_ordered, keys))
+            value.keys = _SORTED(map(_ordered, keys))  # sorted again if a -0 moved
         return value
 
     def __len__(self) -> int:
@@ -177,8 +196,9 @@ class SortedSet:
         return ENCODING_NAMES[self.kind]
 
     @property
-    def order(self) -> list[bytes] | SortedList:
-        """The order keys, ascending (a listpack's: a list of its own, not to be changed)."""
+    def order(self) -> list[bytes] | SortedList | SortedKeys:
+        """The order keys, ascending: indexable, sliceable into lists, iterable (not to be
+        changed; the pure build's listpack gives a list of its own)."""
         keys = self.keys
         return unpack_items(keys) if type(keys) is bytes else keys
 
@@ -213,6 +233,8 @@ class SortedSet:
         if index is not None:
             return index.get(member)
         keys = self.keys
+        if not PACKED:
+            return keys.find_member(member)  # type: ignore[union-attr]
         if type(keys) is bytes:
             if member not in keys:
                 return None
@@ -248,7 +270,8 @@ class SortedSet:
         if self.kind == LISTPACK:
             keys = self.order
             self.index = {key[8:]: key for key in keys}
-            self.keys = SortedList(keys)
+            if PACKED:  # a SortedKeys stays: a listpack holds no -0, so its keys are in order
+                self.keys = SortedList(keys)
             self.kind = SKIPLIST
             self.size = 0
 
@@ -308,12 +331,19 @@ class SortedSet:
         if old == key:
             return
         index = self.index
-        if index is None:
+        if index is None and PACKED:
             keys = self._loose_keys()
             if old is not None:
                 del keys[bisect_left(keys, old)]
             insort(keys, key)
             self._keep(keys)
+            return
+        if index is None:
+            if old is None:
+                self.size += 1
+            else:
+                self.keys.remove(old)  # type: ignore[union-attr]
+            self.keys.add(key)  # type: ignore[union-attr]
             return
         if old is not None:
             self.keys.remove(_ordered(old))  # type: ignore[union-attr]
@@ -331,6 +361,10 @@ class SortedSet:
         key = self.find(member)
         if key is None:
             return False
+        if not PACKED:
+            self.keys.remove(key)  # type: ignore[union-attr]
+            self.size -= 1
+            return True
         keys = self._loose_keys()
         del keys[bisect_left(keys, key)]
         self._keep(keys)
@@ -339,13 +373,18 @@ class SortedSet:
     def delete_range(self, start: int, stop: int) -> list[bytes]:
         """Remove the members at ranks ``start`` .. ``stop - 1``; their order keys."""
         index = self.index
-        if index is None:
+        if index is None and PACKED:
             keys = self._loose_keys()
             gone = keys[start:stop]
             del keys[start:stop]
             self._keep(keys)
             return gone
         order = self.keys
+        if index is None:
+            gone = order[start:stop]  # type: ignore[index]
+            del order[start:stop]  # type: ignore[union-attr]
+            self.size -= len(gone)
+            return gone  # type: ignore[no-any-return]
         if stop - start == 1:  # a pop: the SortedList's own
             gone = [order.pop(start)]  # type: ignore[union-attr]
         else:
@@ -360,13 +399,13 @@ class SortedSet:
         if key is None:
             return None
         key = _ordered(key)
-        if self.index is None:
+        if self.index is None and PACKED:
             return bisect_left(self.order, key)
         return self.keys.bisect_left(key)  # type: ignore[union-attr,no-any-return]
 
     def span(self, low: bytes, high: bytes) -> tuple[int, int]:
         """The ranks [start, stop) of the order keys from ``low`` up to (not with) ``high``."""
-        if self.index is None:
+        if self.index is None and PACKED:
             order = self.order
             start = bisect_left(order, low)
             stop = bisect_left(order, high, start)
