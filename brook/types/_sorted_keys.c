@@ -61,9 +61,7 @@ typedef struct {
     Py_ssize_t nleaves;
     Py_ssize_t cap;       /* room in leaves */
     Py_ssize_t size;      /* keys */
-    Py_ssize_t *tree;     /* Fenwick tree of the leaves' counts, 1-based; NULL or stale */
-    Py_ssize_t tree_cap;
-    int tree_ok;
+    Py_ssize_t *tree;     /* Fenwick tree of the leaves' counts, 1-based; NULL when stale */
     uint64_t version;     /* changes with every change of the keys (iterators check it) */
 } SortedKeys;
 
@@ -98,10 +96,12 @@ static inline int compare(const char *a, Py_ssize_t alen, const char *b, Py_ssiz
 }
 
 /* A leaf with room for ``count`` keys of ``used`` bytes, plus an eighth more when ``slack``
- * (the block rounded up to the allocator's 16-byte step, the rounding given to the bytes). */
+ * and the leaf is past pymalloc's small blocks (a small sorted set's one leaf stays exact:
+ * growing it by a copy costs less than the room would); the block is rounded up to the
+ * allocator's 16-byte step and the rounding given to the bytes. */
 static Leaf *leaf_alloc(size_t count, size_t used, int slack) {
     size_t kcap = count ? count : 1, dcap = used;
-    if (slack) {
+    if (slack && sizeof(Leaf) + kcap * sizeof(uint32_t) + dcap > 512) {
         kcap += kcap / 8 + 1;
         dcap += dcap / 8 + 8;
     }
@@ -227,6 +227,12 @@ static int reserve_leaves(SortedKeys *s, Py_ssize_t want) {
     return 0;
 }
 
+/* The leaves changed: the rank tree is built again when next needed. */
+static void stale_tree(SortedKeys *s) {
+    PyMem_Free(s->tree);
+    s->tree = NULL;
+}
+
 /* Put ``l`` at index j of the leaf array. */
 static int insert_leaf(SortedKeys *s, Py_ssize_t j, Leaf *l) {
     if (reserve_leaves(s, s->nleaves + 1) < 0) {
@@ -235,7 +241,7 @@ static int insert_leaf(SortedKeys *s, Py_ssize_t j, Leaf *l) {
     memmove(s->leaves + j + 1, s->leaves + j, (size_t)(s->nleaves - j) * sizeof(Leaf *));
     s->leaves[j] = l;
     s->nleaves++;
-    s->tree_ok = 0;
+    stale_tree(s);
     return 0;
 }
 
@@ -243,22 +249,16 @@ static int insert_leaf(SortedKeys *s, Py_ssize_t j, Leaf *l) {
 static void drop_leaves(SortedKeys *s, Py_ssize_t a, Py_ssize_t b) {
     memmove(s->leaves + a, s->leaves + b, (size_t)(s->nleaves - b) * sizeof(Leaf *));
     s->nleaves -= b - a;
-    s->tree_ok = 0;
+    stale_tree(s);
 }
 
 static int build_tree(SortedKeys *s) {
     Py_ssize_t n = s->nleaves;
-    if (s->tree_cap < n + 1) {
-        Py_ssize_t cap = (n + 1) * 2;
-        Py_ssize_t *tree = PyMem_Realloc(s->tree, (size_t)cap * sizeof(Py_ssize_t));
-        if (!tree) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        s->tree = tree;
-        s->tree_cap = cap;
+    Py_ssize_t *t = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+    if (!t) {
+        PyErr_NoMemory();
+        return -1;
     }
-    Py_ssize_t *t = s->tree;
     t[0] = 0;
     for (Py_ssize_t i = 1; i <= n; i++) {
         t[i] = s->leaves[i - 1]->count;
@@ -269,7 +269,7 @@ static int build_tree(SortedKeys *s) {
             t[parent] += t[i];
         }
     }
-    s->tree_ok = 1;
+    s->tree = t;
     return 0;
 }
 
@@ -277,7 +277,7 @@ static int build_tree(SortedKeys *s) {
 static inline void counted(SortedKeys *s, Py_ssize_t j, Py_ssize_t delta) {
     s->size += delta;
     s->version++;
-    if (s->tree_ok) {
+    if (s->tree) {
         for (Py_ssize_t i = j + 1; i <= s->nleaves; i += i & -i) {
             s->tree[i] += delta;
         }
@@ -296,7 +296,7 @@ static Py_ssize_t keys_before(SortedKeys *s, Py_ssize_t j) {
         }
         return total;
     }
-    if (!s->tree_ok && build_tree(s) < 0) {
+    if (!s->tree && build_tree(s) < 0) {
         return -1;
     }
     Py_ssize_t total = 0;
@@ -330,7 +330,7 @@ static int locate(SortedKeys *s, Py_ssize_t rank, Py_ssize_t *leaf, uint32_t *po
         *pos = (uint32_t)rank;
         return 0;
     }
-    if (!s->tree_ok && build_tree(s) < 0) {
+    if (!s->tree && build_tree(s) < 0) {
         return -1;
     }
     Py_ssize_t at = 0, step = 1;
@@ -452,10 +452,7 @@ static void clear_all(SortedKeys *s) {
     s->cap = 1;
     s->nleaves = 0;
     s->size = 0;
-    PyMem_Free(s->tree);
-    s->tree = NULL;
-    s->tree_cap = 0;
-    s->tree_ok = 0;
+    stale_tree(s);
     s->version++;
 }
 
@@ -485,7 +482,6 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
         leaf_append(l, key, len);
         s->leaves[0] = l;
         s->nleaves = 1;
-        s->tree_ok = 0;
         s->size = 1;
         s->version++;
         return 1;
@@ -547,7 +543,7 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
     }
     s->size -= left;
     s->version++;
-    s->tree_ok = 0;
+    stale_tree(s);
     Py_ssize_t k = j;
     if (pos) { /* the first leaf loses its tail */
         left -= l->count - pos;
@@ -964,7 +960,9 @@ static PyObject *sk_sizeof(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
     if (s->leaves != &s->one) {
         total += (size_t)s->cap * sizeof(Leaf *);
     }
-    total += (size_t)s->tree_cap * sizeof(Py_ssize_t);
+    if (s->tree) {
+        total += (size_t)(s->nleaves + 1) * sizeof(Py_ssize_t);
+    }
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
         total += leaf_bytes(s->leaves[j]);
     }
