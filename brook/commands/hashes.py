@@ -331,7 +331,9 @@ def hrandfield(client: Session, args: list[bytes]) -> bytes:
             return resp.null(client.protocol)
         if len(hash_) <= _SMALL_HASH:
             return resp.bulk(random.choice(list(hash_)))
-        return resp.bulk(client.db.field_index(args[1], hash_).random_key())  # type: ignore[arg-type]
+        picked = client.db.field_index(args[1], hash_).random_key()
+        assert picked is not None  # the hash has fields
+        return resp.bulk(picked)
     count = parse_int(args[2])
     if count < -LONG_MAX:
         raise CommandError(
