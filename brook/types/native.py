@@ -9,7 +9,10 @@ runs the function's Python twin, which does the same:
 - ``pack_node``: :func:`brook.types.stream_node._pack_sealed_resp`;
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
-- ``KeyTable``: :class:`brook.types.keytable.KeyTable`.
+- ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
+- ``incr_by_float`` / ``timeout_millis``: :func:`brook.types.long_double.incr_by_float_twin`
+  and :func:`~brook.types.long_double.timeout_millis_twin`, built only where C's long double
+  is the x87 format the twins emulate (its own ``try`` below: elsewhere the others still load).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ plain_id: Callable[[bytes], int] | None
 plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
 KeyTable: type[keytable.KeyTable] | None
+incr_by_float: Callable[[bytes | bytearray | None, bytes], bytes | int] | None
+timeout_millis: Callable[[bytes], int | None] | None
 
 try:
     from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _stream_ids
@@ -39,3 +44,10 @@ try:
 except ImportError:
     appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
     KeyTable = None
+
+try:
+    from brook.types import _long_double
+    incr_by_float = _long_double.incr_by_float
+    timeout_millis = _long_double.timeout_millis
+except ImportError:
+    incr_by_float = timeout_millis = None
