@@ -68,10 +68,12 @@ test-redis-suite: $(BUILD_STAMP) redis
 	$(BIN)/python -m tests.redis_suite
 
 ## The smoke subset on the pure-Python build (the sources copied without their extensions).
+## Run from the pure tree itself: `python -m pytest` puts the working directory first on
+## sys.path, so run from here it would import the compiled tree (conftest checks which it got).
 test-pure: $(STAMP) redis
-	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook $(PURE)/
+	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook tests pyproject.toml $(PURE)/
 	find $(PURE) -name '*.so' -delete
-	PYTHONPATH=$(CURDIR)/$(PURE) BROOK_EXPECT_BUILD=pure $(BIN)/python -m pytest -q $(PURE_SMOKE)
+	cd $(PURE) && PYTHONPATH=$(CURDIR)/$(PURE) BROOK_EXPECT_BUILD=pure $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider $(PURE_SMOKE)
 
 ## Brook and redis-server side by side under redis-benchmark; prints the ratio table.
 bench: $(BUILD_STAMP) redis

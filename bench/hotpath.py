@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 
 ROWS: dict[str, Callable[[int], bytes]] = {}
+INCR_SCRIPT = b"return redis.call('INCR', KEYS[1])"
 
 
 def _command(*args: bytes) -> bytes:
@@ -43,12 +44,22 @@ _row("lpush", b"LPUSH", b"mylist", b"xxx")
 _row("rpop", b"RPOP", b"mylist")
 _row("xadd", b"XADD", b"s", b"*", b"field", b"value")
 _row("xadd3", b"XADD", b"s3", b"*", b"sensor", b"1234", b"temp", b"21.5", b"hum", b"40")
-# Sorted sets (the job frameworks' registries and delayed queues): on `zset`, 100 members
-# (a listpack), and `bigzset`, 1,000 (a skiplist), both filled by ``reset``.
+# What the job frameworks send (bench.frameworks --commandstats): one "request" of a row below
+# may be several commands (a transaction counts as one).
+_row("expire", b"EXPIRE", b"hash", b"100")
+_row("hset", b"HSET", b"hash", b"status", b"started")
+_row("hincrbyfloat", b"HINCRBYFLOAT", b"hash", b"total", b"0.25")
+_row("sadd", b"SADD", b"set", b"member:1")
+_row("sismember", b"SISMEMBER", b"set", b"member:1")
 _row("zadd", b"ZADD", b"zset", b"1700000000.5", b"job:1")
 _row("zrangebyscore", b"ZRANGEBYSCORE", b"zset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
+# The same on `bigzset`, 1,000 members (a skiplist; `zset`'s 100 are a listpack).
 _row("zadd_1k", b"ZADD", b"bigzset", b"1700000000.5", b"job:1")
 _row("zrangebyscore_1k", b"ZRANGEBYSCORE", b"bigzset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
+_row("evalsha", b"EVALSHA", b"61636018f4e6b5817b89791bbed242f93fa089e3", b"1", b"counter")
+ROWS["multi"] = lambda pipeline: b"".join((
+    _command(b"MULTI"), _command(b"HSET", b"hash", b"status", b"started"),
+    _command(b"EXPIRE", b"hash", b"100"), _command(b"EXEC"))) * pipeline
 ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
 ROWS["scan"] = ROWS["ping"]  # not fed as is: HotPath.scan (µs per entry of a full XRANGE scan)
 ROWS["xadd_idmp"] = ROWS["ping"]  # not fed as is: HotPath.idmp (the Spark sink's exactly-once XADD)
@@ -99,10 +110,11 @@ class HotPath:
     def reset(self) -> None:
         self.client.data_received(_command(b"FLUSHALL"))
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
-        for key, members in ((b"zset", 100), (b"bigzset", 1000)):
-            pairs = [part for i in range(members) for part in (b"%d" % (1700000000 + i),
-                                                                 b"job:%d" % i)]
-            self.client.data_received(_command(b"ZADD", key, *pairs))
+        self.client.data_received(_command(b"HSET", b"hash", b"status", b"queued"))
+        for key, count in ((b"zset", 100), (b"bigzset", 1000)):
+            members = [part for n in range(count) for part in (b"%d" % n, b"job:%d" % n)]
+            self.client.data_received(_command(b"ZADD", key, *members))
+        self.client.data_received(_command(b"SCRIPT", b"LOAD", INCR_SCRIPT))
 
     def fill(self, key: bytes, entries: int) -> None:
         """``entries`` readings (three fields) in stream ``key``, XADDed 100 per read."""

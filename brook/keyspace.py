@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Final
 
 from mypy_extensions import trait
@@ -239,7 +239,7 @@ class Database:
                     return key
             self.expire_key(key)
 
-    def field_index(self, key: bytes, fields: dict[bytes, object]) -> ScanIndex:
+    def field_index(self, key: bytes, fields: Collection[bytes]) -> ScanIndex:
         """A ScanIndex of a hash's fields, kept between HSCAN calls while the hash is unchanged."""
         cached = self.field_indexes.get(key)
         if cached is not None and cached[0] is fields and cached[1].count == len(fields):

@@ -456,7 +456,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "min_redis(*version): skip the real-Redis run below this version")
     config.addinivalue_line("markers", "brook_only: run only against Brook")
     redis_binary()  # a mistyped BROOK_PARITY_REDIS stops the run before any test
-    from brook.build import stale_modules
+    import brook
+    from brook.build import BUILD, stale_modules
+
+    expected = os.environ.get("BROOK_EXPECT_BUILD")
+    if expected and expected != BUILD:  # e.g. a compiled tree earlier on sys.path than the pure one
+        pytest.exit(f"BROOK_EXPECT_BUILD={expected}, but this session imported the {BUILD} build "
+                    f"from {Path(brook.__file__).parent}", 2)
 
     stale = stale_modules()
     if stale:  # the tests would run the compiled old code, not the source under test

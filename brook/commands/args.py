@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from brook.commands.registry import NOT_INTEGER, CommandError
 from brook.protocol.requests import parse_strict_int
-from brook.types.long_double import LongDouble, string_to_long_double
 
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1
@@ -16,15 +15,6 @@ MAX_REPEATED_MEMBERS = 1 << 27
 def parse_int(arg: bytes, error: str = NOT_INTEGER) -> int:
     """A 64-bit integer as Redis's ``string2ll`` reads it (strict: no spaces, '+' or leading 0)."""
     value = parse_strict_int(arg)
-    if value is None:
-        raise CommandError(error)
-    return value
-
-
-def parse_long_double(text: bytes | bytearray, error: str) -> LongDouble:
-    """A long double argument or stored value (Redis's ``string2ld``), ``error`` when it is
-    not one."""
-    value = string_to_long_double(text)
     if value is None:
         raise CommandError(error)
     return value

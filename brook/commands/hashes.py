@@ -15,14 +15,13 @@ from brook.commands.args import (
     LONG_MIN,
     MAX_REPEATED_MEMBERS,
     parse_int,
-    parse_long_double,
 )
 from brook.commands.registry import NOT_FLOAT, SYNTAX_ERROR, CommandError, command, of_type
 from brook.notify import GENERIC, HASH, created, notify, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.types.hash import Hash
-from brook.types.long_double import add_long_doubles, format_long_double, long_double_from_int
+from brook.types.long_double import CURRENT_NOT_FLOAT, INCREMENT_NOT_FLOAT, incr_by_float
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -289,21 +288,21 @@ def hincrby(client: Session, args: list[bytes]) -> bytes:
     syntax="key field increment",
 )
 def hincrbyfloat(client: Session, args: list[bytes]) -> bytes:
-    increment = parse_long_double(args[3], NOT_FLOAT)
-    if isinstance(increment, float):  # only infinity is a float here
-        raise CommandError("ERR value is NaN or Infinity")
+    increment = args[3]
+    # Redis reads the increment before it looks the key up (a bad one is refused before
+    # WRONGTYPE and expires nothing): 0 + increment, which is the result for a new field.
+    text = incr_by_float(None, increment)
+    if isinstance(text, int):  # not a number, or infinite
+        raise CommandError(NOT_FLOAT if text == INCREMENT_NOT_FLOAT else "ERR value is NaN or Infinity")
     db = client.db
     key, field = args[1], args[2]
     hash_ = _write_hash(db, key)
     current = hash_.get(field) if hash_ is not None else None
-    if current is None:
-        start = long_double_from_int(0)
-    else:
-        start = parse_long_double(current, HASH_NOT_FLOAT)
-    total = add_long_doubles(start, increment)
-    if total is None:
-        raise CommandError("ERR increment would produce NaN or Infinity")
-    text = format_long_double(total)
+    if current is not None:
+        text = incr_by_float(current, increment)
+        if isinstance(text, int):  # the increment was read above: the field's value or the sum
+            raise CommandError(HASH_NOT_FLOAT if text == CURRENT_NOT_FLOAT
+                               else "ERR increment would produce NaN or Infinity")
     if hash_ is None:
         hash_ = _write_hash_or_create(client, key)
     _store_field(client, hash_, field, text)
@@ -331,7 +330,9 @@ def hrandfield(client: Session, args: list[bytes]) -> bytes:
             return resp.null(client.protocol)
         if len(hash_) <= _SMALL_HASH:
             return resp.bulk(random.choice(list(hash_)))
-        return resp.bulk(client.db.field_index(args[1], hash_).random_key())  # type: ignore[arg-type]
+        picked = client.db.field_index(args[1], hash_).random_key()
+        assert picked is not None  # the hash has fields
+        return resp.bulk(picked)
     count = parse_int(args[2])
     if count < -LONG_MAX:
         raise CommandError(

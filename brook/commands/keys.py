@@ -14,7 +14,7 @@ LFU counter (brook/types/keytable.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from brook import glob, keyspace
 from brook.commands.args import LONG_MAX, parse_int
@@ -362,7 +362,7 @@ def _expire(client: Session, args: list[bytes], name: str, in_seconds: bool,
     return resp.ONE
 
 
-_EXPIRE_DOC = dict(flags="write fast", keys=(1, 1, 1), acl="@keyspace @write @fast")
+_EXPIRE_DOC: dict[str, Any] = dict(flags="write fast", keys=(1, 1, 1), acl="@keyspace @write @fast")
 
 
 @command("expire", arity=-3, **_EXPIRE_DOC, summary="Sets the expiration time of a key in seconds.",
@@ -403,7 +403,7 @@ def _ttl(client: Session, key: bytes, in_ms: bool, absolute: bool) -> bytes:
     return resp.integer(remaining if in_ms else (remaining + 500) // 1000)
 
 
-_TTL_DOC = dict(flags="readonly fast", keys=(1, 1, 1), acl="@keyspace @read @fast", syntax="key")
+_TTL_DOC: dict[str, Any] = dict(flags="readonly fast", keys=(1, 1, 1), acl="@keyspace @read @fast", syntax="key")
 
 
 @command("ttl", arity=2, **_TTL_DOC, summary="Returns the expiration time in seconds of a key.")
@@ -492,7 +492,7 @@ def flushdb(client: Session, args: list[bytes]) -> bytes:
 container("object", acl="@slow", since="2.2.3",
           summary="A container for object introspection commands.")
 
-_OBJECT_DOC = dict(flags="readonly", keys=(2, 2, 1), acl="@keyspace @read @slow", syntax="key")
+_OBJECT_DOC: dict[str, Any] = dict(flags="readonly", keys=(2, 2, 1), acl="@keyspace @read @slow", syntax="key")
 _OBJECT_HELP = [
     "ENCODING <key>",
     "    Return the kind of internal representation used in order to store the value",

@@ -85,8 +85,8 @@ def _eval(client: Session, args: list[bytes], by_sha: bool, read_only: bool) -> 
                 raise CommandError(str(err)) from None
     try:
         run = engine.start(client, args, script.sha, script.flags, read_only, eval_mode=True)
-    except ScriptError as err:
-        raise CommandError(str(err)) from None
+    except ScriptError as refused:  # not ``err``: compiled, one name has one type per function
+        raise CommandError(str(refused)) from None
     reply = engine.execute(engine.eval_lua, run, script.function,
                            (args[3:3 + numkeys], args[3 + numkeys:]), eval_mode=True)
     suppress(client)

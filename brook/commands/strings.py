@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from brook import keyspace
-from brook.commands.args import LONG_MAX, LONG_MIN, parse_int, parse_long_double
+from brook.commands.args import LONG_MAX, LONG_MIN, parse_int
 from brook.commands.registry import (
     INVALID_EXPIRE,
     NOT_FLOAT,
@@ -33,7 +33,7 @@ from brook.notify import GENERIC, NEW, STRING, created, creating, notify, writte
 from brook.persistence.effects import propagate
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int, short_decimal
-from brook.types.long_double import ZERO_LD, add_long_doubles, format_long_double
+from brook.types.long_double import NOT_FINITE, incr_by_float
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
@@ -518,12 +518,9 @@ def incrbyfloat(client: Session, args: list[bytes]) -> bytes:
     db = client.db
     key = args[1]
     value = string_value(db, key)
-    current = parse_long_double(value, NOT_FLOAT) if value is not None else ZERO_LD
-    increment = parse_long_double(args[2], NOT_FLOAT)
-    total = add_long_doubles(current, increment)
-    if total is None:
-        raise CommandError(NAN_OR_INFINITY)
-    text = format_long_double(total)
+    text = incr_by_float(value, args[2])
+    if isinstance(text, int):  # the value or the increment is no number (one error), or the sum
+        raise CommandError(NAN_OR_INFINITY if text == NOT_FINITE else NOT_FLOAT)
     if value is None:
         created(client, key)
     db.data[key] = text  # the TTL is kept

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from brook.commands.args import parse_int, parse_long_double
+from brook.commands.args import parse_int
 from brook.commands.registry import CommandError
+from brook.types.long_double import timeout_millis
 
 _LLONG_MAX = (1 << 63) - 1
 _EXACT_DIGITS = 19  # every integer below 10**19 < 2**64 is exact in a long double
@@ -18,15 +19,12 @@ def parse_timeout(arg: bytes, seconds: bool, now_ms: int) -> int:
         # exact in a long double: the same milliseconds without the arithmetic below.
         timeout = int(arg) * 1000
     elif seconds:
-        value = parse_long_double(arg, "ERR timeout is not a float or out of range")
-        if isinstance(value, float):  # infinite
-            if value > 0:
-                raise CommandError("ERR timeout is out of range")
-            raise CommandError("ERR timeout is negative")
-        millis = value * 1000
+        millis = timeout_millis(arg)  # ceill(seconds * 1000) in long double, as Redis
+        if millis is None:
+            raise CommandError("ERR timeout is not a float or out of range")
         if millis > _LLONG_MAX:
             raise CommandError("ERR timeout is out of range")
-        timeout = -((-millis.numerator) // millis.denominator)  # ceil
+        timeout = millis
     else:
         timeout = parse_int(arg, "ERR timeout is not an integer or out of range")
     if timeout < 0:

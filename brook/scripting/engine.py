@@ -75,20 +75,21 @@ class ScriptRun:
         return BUSY_EVAL if self.eval_mode else BUSY_FUNCTION
 
 
+_RAND48_A, _RAND48_C, _RAND48_MASK = 0x5DEECE66D, 0xB, (1 << 48) - 1
+
+
 class Rand48:
     """Redis's ``math.random`` generator (rand.c: the 48-bit linear congruence of drand48):
     the same sequence on every platform, one state for the whole server."""
-
-    _A, _C, _MASK = 0x5DEECE66D, 0xB, (1 << 48) - 1
 
     def __init__(self) -> None:
         self.state = 0x1234ABCD330E
 
     def seed(self, value: int) -> None:
-        self.state = ((value & 0xFFFFFFFF) << 16 | 0x330E) & self._MASK
+        self.state = ((value & 0xFFFFFFFF) << 16 | 0x330E) & _RAND48_MASK
 
     def next(self) -> int:
-        self.state = (self._A * self.state + self._C) & self._MASK
+        self.state = (_RAND48_A * self.state + _RAND48_C) & _RAND48_MASK
         return self.state >> 17
 
 

@@ -199,7 +199,8 @@ class ReplyWriter:
             else:
                 self.errors.append(text.split(" ", 1)[0])
         elif shape == b"ok":
-            out.append(b"+%s\r\n" % parts[1].replace(b"\r", b" ").replace(b"\n", b" "))
+            status: bytes = parts[1]  # typed: compiled %-formatting needs to know it is bytes
+            out.append(b"+%s\r\n" % status.replace(b"\r", b" ").replace(b"\n", b" "))
         elif shape == b"double":
             out.append(resp.encode(resp.Double(parts[1]), proto))
         elif shape == b"map":
@@ -214,14 +215,16 @@ class ReplyWriter:
             for item in _slices(self.slice, flat, count):
                 self._encode(item, proto, script_proto, out, depth)
         elif shape == b"big_number":
-            number = parts[1].replace(b"\r", b" ").replace(b"\n", b" ")
+            digits: bytes = parts[1]
+            number = digits.replace(b"\r", b" ").replace(b"\n", b" ")
             out.append(resp.bulk(number) if proto == 2 else b"(%s\r\n" % number)
         elif shape == b"verbatim":
-            fmt, text = parts[1], parts[2]
+            fmt: bytes = parts[1]
+            body: bytes = parts[2]
             if proto == 2:
-                out.append(resp.bulk(text))
+                out.append(resp.bulk(body))
             else:
-                out.append(b"=%d\r\n%s:%s\r\n" % (len(text) + 4, fmt[:3], text))
+                out.append(b"=%d\r\n%s:%s\r\n" % (len(body) + 4, fmt[:3], body))
 
 
 def _slices(slice_: Any, table: Any, count: int) -> Any:

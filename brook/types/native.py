@@ -11,7 +11,10 @@ runs the function's Python twin, which does the same:
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
 - ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
 - ``SortedKeys``: a sorted set's order keys, packed (:mod:`brook.types.zset`); its twins are
-  ``sortedcontainers.SortedList`` for a skiplist and a pickled ``bytes`` for a listpack.
+  ``sortedcontainers.SortedList`` for a skiplist and a pickled ``bytes`` for a listpack;
+- ``incr_by_float`` / ``timeout_millis``: :func:`brook.types.long_double.incr_by_float_twin`
+  and :func:`~brook.types.long_double.timeout_millis_twin`, built only where C's long double
+  is the x87 format the twins emulate (its own ``try`` below: elsewhere the others still load).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
 KeyTable: type[keytable.KeyTable] | None
 SortedKeys: type[_sorted_keys.SortedKeys] | None
+incr_by_float: Callable[[bytes | bytearray | None, bytes], bytes | int] | None
+timeout_millis: Callable[[bytes], int | None] | None
 
 try:
     from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _sorted_keys, _stream_ids
@@ -47,3 +52,10 @@ try:
 except ImportError:
     appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
     KeyTable = SortedKeys = None
+
+try:
+    from brook.types import _long_double
+    incr_by_float = _long_double.incr_by_float
+    timeout_millis = _long_double.timeout_millis
+except ImportError:
+    incr_by_float = timeout_millis = None
