@@ -465,7 +465,9 @@ def zscan(client: Session, args: list[bytes]) -> bytes:
                 items.append(resp.format_double(key_score(key)))
         return scan_reply(0, items)
     found: list[bytes] = []
-    cursor = client.db.field_index(args[1], zset.index).walk(  # type: ignore[arg-type]
+    # The members: the pure build's index, or the sorted set itself (an indexed SortedKeys).
+    members = zset if zset.index is None else zset.index
+    cursor = client.db.field_index(args[1], members).walk(  # type: ignore[arg-type]
         cursor, options.count, found)
     for member in found:
         score = zset.score(member)  # the double itself: a skiplist's sign of zero shows

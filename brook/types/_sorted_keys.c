@@ -63,6 +63,8 @@ typedef struct {
     Py_ssize_t size;      /* keys */
     Py_ssize_t *tree;     /* Fenwick tree of the leaves' counts, 1-based; NULL when stale */
     uint64_t version;     /* changes with every change of the keys (iterators check it) */
+    struct MemberIndex *index; /* member -> score prefix, when indexed; NULL until needed */
+    int indexed;          /* keys are an 8-byte prefix and a member, no member twice */
 } SortedKeys;
 
 static PyTypeObject SortedKeysType;
@@ -453,7 +455,184 @@ static void clear_all(SortedKeys *s) {
     s->nleaves = 0;
     s->size = 0;
     stale_tree(s);
+    PyMem_Free(s->index);
+    s->index = NULL;
     s->version++;
+}
+
+/* -- the member index ------------------------------------------------------------------------ *
+ *
+ * An indexed SortedKeys (a skiplist-encoded sorted set: every key is an 8-byte score prefix
+ * then the member, and no member appears twice) finds a member's key without a walk. The
+ * index holds no member: an open-addressing table (linear probing) of the members' 8-byte
+ * prefixes, placed by the member's hash (Python's, so a bytes argument's cached hash serves),
+ * with a one-byte tag of the hash beside each slot. A lookup takes each slot whose tag
+ * matches, puts its prefix before the member and asks the leaves whether that key is there:
+ * if it is, that is the member's key whoever's slot it was (two members with equal tags and
+ * scores share a slot's meaning). Nine bytes a slot against a dict entry, a member object
+ * and a key object: the table is what lets a large sorted set cost less than Redis's.
+ *
+ * Removal marks the slot GONE (the prefix and tag identify the slot to mark; if two slots hold
+ * equal ones, marking either leaves the other reachable, since no EMPTY slot appears between
+ * them until the next rebuild). The table is rebuilt from the leaves when GONE and live slots
+ * fill three quarters of it, or when it is eight times too large. */
+
+#define INDEX_EMPTY 0
+#define INDEX_GONE 1
+#define INDEX_MIN_SLOTS 16
+
+typedef struct MemberIndex {
+    size_t mask;   /* slots - 1 */
+    size_t live;   /* slots holding a member's prefix */
+    size_t filled; /* live and GONE slots */
+    uint8_t *tags; /* after the prefixes */
+    uint64_t prefix[];
+} MemberIndex;
+
+static inline uint8_t index_tag(size_t hash) {
+    return (uint8_t)(2 + (hash >> (8 * sizeof(size_t) - 8)) % 254);
+}
+
+static inline size_t member_hash(const char *key, Py_ssize_t len) {
+    return (size_t)_Py_HashBytes(key + 8, len - 8);
+}
+
+static void index_put(MemberIndex *ix, size_t hash, const char *key) {
+    size_t i = hash & ix->mask;
+    while (ix->tags[i] > INDEX_GONE) {
+        i = (i + 1) & ix->mask;
+    }
+    if (ix->tags[i] == INDEX_EMPTY) {
+        ix->filled++;
+    }
+    ix->tags[i] = index_tag(hash);
+    memcpy(&ix->prefix[i], key, 8);
+    ix->live++;
+}
+
+/* Build the index afresh from the leaves, with room for twice the keys. */
+static int index_build(SortedKeys *s) {
+    size_t slots = INDEX_MIN_SLOTS;
+    while (slots < (size_t)s->size * 2) {
+        slots *= 2;
+    }
+    MemberIndex *ix = PyMem_Malloc(sizeof(MemberIndex) + slots * (sizeof(uint64_t) + 1));
+    if (!ix) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    ix->mask = slots - 1;
+    ix->live = ix->filled = 0;
+    ix->tags = (uint8_t *)(ix->prefix + slots);
+    memset(ix->tags, INDEX_EMPTY, slots);
+    for (Py_ssize_t j = 0; j < s->nleaves; j++) {
+        Leaf *l = s->leaves[j];
+        for (uint32_t i = 0; i < l->count; i++) {
+            Py_ssize_t n;
+            const char *k = key_at(l, i, &n);
+            if (n >= 8) {
+                index_put(ix, member_hash(k, n), k);
+            }
+        }
+    }
+    PyMem_Free(s->index);
+    s->index = ix;
+    return 0;
+}
+
+/* A key was added to the leaves: to the index too (a failed rebuild drops the index, which
+ * the next lookup builds again). */
+static void index_added(SortedKeys *s, const char *key, Py_ssize_t len) {
+    MemberIndex *ix = s->index;
+    if (!ix || len < 8) {
+        return;
+    }
+    if ((ix->filled + 1) * 4 > (ix->mask + 1) * 3) {
+        if (index_build(s) < 0) {
+            PyErr_Clear();
+            PyMem_Free(s->index);
+            s->index = NULL;
+        }
+        return;
+    }
+    index_put(ix, member_hash(key, len), key);
+}
+
+/* A key is about to leave the leaves. */
+static void index_removed(SortedKeys *s, const char *key, Py_ssize_t len) {
+    MemberIndex *ix = s->index;
+    if (!ix || len < 8) {
+        return;
+    }
+    size_t hash = member_hash(key, len), i = hash & ix->mask;
+    uint8_t tag = index_tag(hash);
+    while (ix->tags[i] != INDEX_EMPTY) {
+        if (ix->tags[i] == tag && !memcmp(&ix->prefix[i], key, 8)) {
+            ix->tags[i] = INDEX_GONE;
+            ix->live--;
+            break;
+        }
+        i = (i + 1) & ix->mask;
+    }
+}
+
+/* After removals: a table eight times larger than needed is rebuilt smaller. */
+static void index_shrink(SortedKeys *s) {
+    MemberIndex *ix = s->index;
+    if (ix && ix->mask + 1 > INDEX_MIN_SLOTS && ix->live * 8 < ix->mask + 1
+            && index_build(s) < 0) {
+        PyErr_Clear(); /* the large table stays: still correct */
+    }
+}
+
+/* Is ``key`` in the leaves? */
+static int has_key(SortedKeys *s, const char *key, Py_ssize_t len) {
+    Py_ssize_t j = find_leaf(s, key, len, 0);
+    if (j == s->nleaves) {
+        return 0;
+    }
+    Leaf *l = s->leaves[j];
+    uint32_t pos = leaf_bisect(l, key, len, 0);
+    Py_ssize_t n;
+    const char *k = key_at(l, pos, &n);
+    return n == len && !memcmp(k, key, (size_t)len);
+}
+
+/* An indexed set's key for ``member`` (a bytes object), or None. */
+static PyObject *index_find(SortedKeys *s, PyObject *member) {
+    if (!s->size) {
+        Py_RETURN_NONE;
+    }
+    if (!s->index && index_build(s) < 0) {
+        return NULL;
+    }
+    Py_hash_t h = PyObject_Hash(member);
+    if (h == -1) {
+        return NULL;
+    }
+    MemberIndex *ix = s->index;
+    size_t hash = (size_t)h, i = hash & ix->mask;
+    uint8_t tag = index_tag(hash);
+    Py_ssize_t mlen = PyBytes_GET_SIZE(member);
+    PyObject *key = NULL;
+    while (ix->tags[i] != INDEX_EMPTY) {
+        if (ix->tags[i] == tag) {
+            if (!key) {
+                key = PyBytes_FromStringAndSize(NULL, mlen + 8);
+                if (!key) {
+                    return NULL;
+                }
+                memcpy(PyBytes_AS_STRING(key) + 8, PyBytes_AS_STRING(member), (size_t)mlen);
+            }
+            memcpy(PyBytes_AS_STRING(key), &ix->prefix[i], 8);
+            if (has_key(s, PyBytes_AS_STRING(key), mlen + 8)) {
+                return key;
+            }
+        }
+        i = (i + 1) & ix->mask;
+    }
+    Py_XDECREF(key);
+    Py_RETURN_NONE;
 }
 
 /* -- operations -------------------------------------------------------------------------------- */
@@ -484,6 +663,7 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
         s->nleaves = 1;
         s->size = 1;
         s->version++;
+        index_added(s, key, len);
         return 1;
     }
     Py_ssize_t j = find_leaf(s, key, len, 0);
@@ -513,12 +693,14 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
         }
         s->size++;
         s->version++;
+        index_added(s, key, len);
         return 1;
     }
     if (leaf_insert(&s->leaves[j], pos, key, len) < 0) {
         return -1;
     }
     counted(s, j, 1);
+    index_added(s, key, len);
     l = s->leaves[j];
     if (full && l->count >= 2 && split_leaf(s, j) < 0) {
         PyErr_Clear(); /* an oversized leaf is still a correct one */
@@ -535,10 +717,24 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
     }
     Py_ssize_t left = stop - start;
     Leaf *l = s->leaves[j];
+    if (s->index) { /* the keys leave the index first, read where they are */
+        Py_ssize_t jj = j;
+        uint32_t p = pos;
+        for (Py_ssize_t i = 0; i < left; i++, p++) {
+            if (p == s->leaves[jj]->count) {
+                jj++;
+                p = 0;
+            }
+            Py_ssize_t n;
+            const char *k = key_at(s->leaves[jj], p, &n);
+            index_removed(s, k, n);
+        }
+    }
     if (pos + left <= l->count) { /* within one leaf: the common case (a pop, a ZREM) */
         leaf_erase(&s->leaves[j], pos, pos + (uint32_t)left);
         counted(s, j, -left);
         maybe_merge(s, j);
+        index_shrink(s);
         return 0;
     }
     s->size -= left;
@@ -562,6 +758,7 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
     }
     maybe_merge(s, next);
     maybe_merge(s, j);
+    index_shrink(s);
     return 0;
 }
 
@@ -606,8 +803,9 @@ static int build_from(SortedKeys *s, PyObject *iterable);
 
 static PyObject *sk_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *iterable = NULL;
-    static char *names[] = {"keys", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:SortedKeys", names, &iterable)) {
+    int indexed = 0;
+    static char *names[] = {"keys", "indexed", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Op:SortedKeys", names, &iterable, &indexed)) {
         return NULL;
     }
     SortedKeys *s = (SortedKeys *)type->tp_alloc(type, 0);
@@ -616,6 +814,7 @@ static PyObject *sk_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     }
     s->leaves = &s->one;
     s->cap = 1;
+    s->indexed = indexed;
     if (iterable && build_from(s, iterable) < 0) {
         Py_DECREF(s);
         return NULL;
@@ -746,9 +945,11 @@ static int discard_key(SortedKeys *s, PyObject *arg) {
     if (n != len || memcmp(k, key, (size_t)len)) {
         return 0;
     }
+    index_removed(s, k, n);
     leaf_erase(&s->leaves[j], pos, pos + 1);
     counted(s, j, -1);
     maybe_merge(s, j);
+    index_shrink(s);
     return 1;
 }
 
@@ -938,6 +1139,9 @@ static PyObject *sk_find_member(SortedKeys *s, PyObject *const *args, Py_ssize_t
             return NULL;
         }
     }
+    if (skip == 8 && s->indexed) {
+        return index_find(s, args[0]);
+    }
     if (skip >= MAX_KEY) {
         Py_RETURN_NONE;
     }
@@ -963,10 +1167,18 @@ static PyObject *sk_sizeof(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
     if (s->tree) {
         total += (size_t)(s->nleaves + 1) * sizeof(Py_ssize_t);
     }
+    if (s->index) {
+        total += sizeof(MemberIndex) + (s->index->mask + 1) * (sizeof(uint64_t) + 1);
+    }
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
         total += leaf_bytes(s->leaves[j]);
     }
     return PyLong_FromSize_t(total);
+}
+
+static PyObject *sk_index_members(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
+    s->indexed = 1; /* the index is built by the next lookup */
+    Py_RETURN_NONE;
 }
 
 static PyObject *sk_leaf_counts(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
@@ -1080,6 +1292,9 @@ static PyMethodDef sk_methods[] = {
     {"bisect_right", (PyCFunction)sk_bisect_right, METH_O, "The rank of the first key > key."},
     {"find_member", (PyCFunction)(void (*)(void))sk_find_member, METH_FASTCALL,
      "The key that is `skip` bytes (8) then `member`, or None: a walk, no bisection."},
+    {"index_members", (PyCFunction)sk_index_members, METH_NOARGS,
+     "From now on find_member(member) looks the member up in a hash index, not by a walk: "
+     "every key is an 8-byte prefix and a member, no member twice."},
     {"leaf_counts", (PyCFunction)sk_leaf_counts, METH_NOARGS,
      "The keys in each leaf (for tests of the layout)."},
     {"__sizeof__", (PyCFunction)sk_sizeof, METH_NOARGS, "The bytes held: object and leaves."},

@@ -11,32 +11,36 @@ set for positives, every bit inverted for negatives), so comparing two order key
 C's memcmp, what ``bisect`` and ``sortedcontainers`` do -- compares scores first and members
 second, exactly Redis's (score, sdscmp(member)) order. Two structures hold the keys:
 
-* ``index``: a dict member -> order key (ZSCORE, ZADD's update, ZREM in O(1); the score is
-  read back from the key's first eight bytes);
 * ``keys``: the keys in order. Ranks, score ranges (a bound is an 8-byte prefix) and pops are
-  bisections and slices: O(log n + m) like Redis's skiplist.
+  bisections and slices: O(log n + m) like Redis's skiplist;
+* a member index for a skiplist (ZSCORE, ZADD's update, ZREM without a walk; the score is
+  read back from the key's first eight bytes).
 
 While Redis would use a listpack (at most ``zset-max-listpack-entries`` members of at most
 ``zset-max-listpack-value`` bytes) there is no index: a member is found by walking the keys, as
 zzlFind walks a listpack.
 
-Two backends hold ``keys``, chosen once at import. The compiled build's is
+Two backends, chosen once at import. The compiled build's is
 :class:`brook.types._sorted_keys.SortedKeys` (C): the keys copied into leaves of up to 128
 packed keys, for both encodings (a listpack's is one small leaf), so a key costs its length
-plus four bytes and an add, a removal, a bisection or a rank is C's work. The pure build keeps
-a ``sortedcontainers.SortedList`` for a skiplist, and for a listpack the keys packed into one
-``bytes`` (:mod:`brook.types.packing`), unpacked and rewritten whole by each change. Both
-answer the same calls (``add``, ``remove``, ``bisect_left``, indexing and slicing into lists),
-so only the pure listpack takes paths of its own.
+plus four bytes and an add, a removal, a bisection or a rank is C's work. A skiplist's
+SortedKeys is *indexed*: it keeps a hash table of each member's score prefix, nine bytes a
+slot and no Python object per member (``index`` is None). The pure build keeps a dict
+``index`` member -> order key and a ``sortedcontainers.SortedList`` for a skiplist, and for a
+listpack the keys packed into one ``bytes`` (:mod:`brook.types.packing`), unpacked and
+rewritten whole by each change. Both answer the same calls (``add``, ``remove``,
+``bisect_left``, indexing and slicing into lists), so only the pure listpack takes paths of
+its own.
 
 The encoding converts one way, as t_zset.c's does (listpack -> skiplist on growth); the only
 way back is a new value built for a *STORE destination (``zsetConvertToListpackIfNeeded``).
 
 Zeros: a listpack holds a score of -0 as the integer 0, a skiplist keeps the double's sign
 (ZSCORE says ``-0``) but compares it equal to 0, as Redis does. So a skiplist's ``keys`` hold
-a -0 member under 0's prefix (its *ordered* key) and ``index`` holds its own key, with -0's
-prefix; :meth:`SortedSet.signed` turns ordered keys read from a range back into the members'
-own.
+a -0 member under 0's prefix (its *ordered* key) and the pure build's ``index`` holds its own
+key, with -0's prefix; the compiled build's index holds the ordered prefix, so ``zeros`` names
+the members scored -0 (None while there are none). :meth:`SortedSet.signed` turns ordered keys
+read from a range back into the members' own.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from sortedcontainers import SortedList
 
@@ -60,6 +64,11 @@ ENCODING_NAMES = ("listpack", "skiplist")
 # pure build: no SortedKeys).
 _SORTED: Any = SortedList if native.SortedKeys is None else native.SortedKeys
 PACKED = native.SortedKeys is None
+
+
+def _skiplist_keys(keys: Iterable[bytes] = ()) -> SortedList | SortedKeys:
+    """A skiplist's container of ordered keys: on the compiled build an indexed SortedKeys."""
+    return SortedList(keys) if PACKED else _SORTED(keys, True)
 
 _DOUBLE = struct.Struct(">d")
 _U64 = struct.Struct(">Q")
@@ -119,8 +128,8 @@ _FIND = object()  # SortedSet.add: the caller did not look the member up
 class SortedSet:
     """A sorted set; ``kind`` is its Redis encoding (LISTPACK or SKIPLIST).
 
-    A skiplist holds ``index`` (member -> order key) and ``keys`` (a ``SortedKeys``, or a
-    ``SortedList`` on the pure build). A listpack has no index (None) and keeps its order keys
+    A skiplist holds ``keys``, an indexed ``SortedKeys`` (with ``zeros``: its members scored
+    -0), or on the pure build ``index`` (member -> order key) and a ``SortedList``. A listpack has no index (None) and keeps its order keys
     in one small ``SortedKeys``, or on the pure build packed in one ``bytes``
     (:mod:`brook.types.packing`): either way a small sorted set is a few blocks of about its
     listpack size instead of three objects per member. The packed ``bytes`` is unpacked by
@@ -133,14 +142,16 @@ class SortedSet:
     :meth:`find`, :meth:`score`, :meth:`rank` and the bisections.
     """
 
-    __slots__ = ("index", "keys", "kind", "size")
+    __slots__ = ("index", "keys", "kind", "size", "zeros")
 
     def __init__(self, kind: int = LISTPACK) -> None:
         self.kind = kind
-        self.size = 0  # a listpack's member count (a skiplist's is len(index))
-        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK else {}
+        self.size = 0  # the member count while there is no index (a pure skiplist's: len(index))
+        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK or not PACKED else {}
+        self.zeros: set[bytes] | None = None
         self.keys: bytes | list[bytes] | SortedList | SortedKeys = (
-            pack_items([]) if kind == LISTPACK and PACKED else _SORTED())
+            (pack_items([]) if PACKED else _SORTED()) if kind == LISTPACK
+            else _skiplist_keys())
 
     @classmethod
     def create(cls, size_hint: int, longest: int, limits: ZsetLimits) -> SortedSet:
@@ -176,9 +187,14 @@ class SortedSet:
                               for key in keys)
             value.keys = pack_items(keys) if PACKED else _SORTED(keys)
             value.size = len(keys)
-        else:
+        elif PACKED:
             value.index = {key[8:]: key for key in keys}
             value.keys = _SORTED(map(_ordered, keys))  # sorted again if a -0 moved
+        else:
+            zeros = {key[8:] for key in keys if key.startswith(_NEGATIVE_ZERO)}
+            value.zeros = zeros or None
+            value.keys = _skiplist_keys(map(_ordered, keys) if zeros else keys)
+            value.size = len(keys)
         return value
 
     def __len__(self) -> int:
@@ -211,19 +227,29 @@ class SortedSet:
     def copy(self) -> SortedSet:
         """zsetDup: the same members in the same encoding."""
         index = self.index
-        return SortedSet._holding(list(self.order if index is None else index.values()),
-                                  self.kind)
+        return SortedSet._holding(
+            self.signed(list(self.order)) if index is None else list(index.values()), self.kind)
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The members (ZSCAN's index of a skiplist is built from them)."""
+        for key in self.order:
+            yield key[8:]
 
     def signed(self, keys: list[bytes]) -> list[bytes]:
         """Keys taken from :attr:`order` as the members' own: a skiplist member scored -0
         sorts as 0 but its score shows the sign."""
         index = self.index
-        if index is None or not keys:
+        zeros = self.zeros
+        if (index is None and zeros is None) or not keys:
             return keys
         low, high = keys[0], keys[-1]  # ascending or descending: zeros lie between the ends
         if (low > high and (low < _ZERO or high > _AFTER_ZERO)) or (
                 low <= high and (high < _ZERO or low > _AFTER_ZERO)):
             return keys
+        if zeros is not None:
+            return [_NEGATIVE_ZERO + key[8:] if key.startswith(_ZERO) and key[8:] in zeros
+                    else key for key in keys]
+        assert index is not None
         return [index[key[8:]] if key.startswith(_ZERO) else key for key in keys]
 
     def find(self, member: bytes) -> bytes | None:
@@ -234,7 +260,11 @@ class SortedSet:
             return index.get(member)
         keys = self.keys
         if not PACKED:
-            return keys.find_member(member)  # type: ignore[union-attr]
+            found: bytes | None = keys.find_member(member)  # type: ignore[union-attr]
+            zeros = self.zeros
+            if zeros is not None and member in zeros:
+                return _NEGATIVE_ZERO + member
+            return found
         if type(keys) is bytes:
             if member not in keys:
                 return None
@@ -252,9 +282,13 @@ class SortedSet:
     def items(self) -> Iterator[tuple[bytes, float]]:
         """(member, score) in ascending order."""
         index = self.index
+        zeros = self.zeros
         for key in self.order:
-            if index is not None and key.startswith(_ZERO):
-                key = index[key[8:]]
+            if key.startswith(_ZERO):
+                if index is not None:
+                    key = index[key[8:]]
+                elif zeros is not None and key[8:] in zeros:
+                    key = _NEGATIVE_ZERO + key[8:]
             yield key[8:], key_score(key)
 
     # -- encoding -------------------------------------------------------------------------------
@@ -269,11 +303,13 @@ class SortedSet:
     def _to_skiplist(self) -> None:
         if self.kind == LISTPACK:
             keys = self.order
-            self.index = {key[8:]: key for key in keys}
-            if PACKED:  # a SortedKeys stays: a listpack holds no -0, so its keys are in order
+            if PACKED:
+                self.index = {key[8:]: key for key in keys}
                 self.keys = SortedList(keys)
+                self.size = 0
+            else:  # the SortedKeys stays: a listpack holds no -0, so its keys are in order
+                self.keys.index_members()  # type: ignore[union-attr]
             self.kind = SKIPLIST
-            self.size = 0
 
     def prepare(self, size_hint: int, longest: int, limits: ZsetLimits) -> None:
         """zsetTypeMaybeConvert: a command about to add ``size_hint`` members of at most
@@ -285,11 +321,12 @@ class SortedSet:
     def fit(self, limits: ZsetLimits) -> None:
         """zsetConvertToListpackIfNeeded: a freshly built result (a *STORE destination) that
         is small enough becomes a listpack."""
-        index = self.index
-        if index is not None and len(index) <= limits.zset_max_listpack_entries and (
-                all(len(member) <= limits.zset_max_listpack_value for member in index)):
-            compact = SortedSet._holding(list(self.keys), LISTPACK)
-            self.kind, self.index, self.keys, self.size = LISTPACK, None, compact.keys, len(index)
+        if self.kind == SKIPLIST and len(self) <= limits.zset_max_listpack_entries and (
+                all(len(member) <= limits.zset_max_listpack_value
+                    for member in self.members())):
+            compact = SortedSet._holding(list(self.keys), LISTPACK)  # type: ignore[arg-type]
+            self.kind, self.index, self.keys, self.size = LISTPACK, None, compact.keys, len(self)
+            self.zeros = None
 
     def loosen(self) -> None:
         """Before many changes: a listpack's keys stay unpacked until :meth:`tighten`."""
@@ -342,7 +379,14 @@ class SortedSet:
             if old is None:
                 self.size += 1
             else:
-                self.keys.remove(old)  # type: ignore[union-attr]
+                prior = cast(bytes, old)
+                if self.zeros is not None and prior.startswith(_NEGATIVE_ZERO):
+                    self._unsign(member)
+                    prior = _ZERO + member
+                self.keys.remove(prior)  # type: ignore[union-attr]
+            if score == 0.0 and key.startswith(_NEGATIVE_ZERO):  # a skiplist's -0
+                self.zeros = (self.zeros or set()) | {member}
+                key = _ZERO + member
             self.keys.add(key)  # type: ignore[union-attr]
             return
         if old is not None:
@@ -362,6 +406,9 @@ class SortedSet:
         if key is None:
             return False
         if not PACKED:
+            if self.zeros is not None and key.startswith(_NEGATIVE_ZERO):
+                self._unsign(member)
+                key = _ZERO + member
             self.keys.remove(key)  # type: ignore[union-attr]
             self.size -= 1
             return True
@@ -384,6 +431,11 @@ class SortedSet:
             gone = order[start:stop]  # type: ignore[index]
             del order[start:stop]  # type: ignore[union-attr]
             self.size -= len(gone)
+            if self.zeros is not None:
+                gone = self.signed(gone)
+                for key in gone:
+                    if key.startswith(_NEGATIVE_ZERO):
+                        self._unsign(key[8:])
             return gone  # type: ignore[no-any-return]
         if stop - start == 1:  # a pop: the SortedList's own
             gone = [order.pop(start)]  # type: ignore[union-attr]
@@ -391,6 +443,14 @@ class SortedSet:
             gone = order[start:stop]  # type: ignore[index]
             del order[start:stop]  # type: ignore[union-attr]
         return [index.pop(key[8:]) for key in gone]
+
+    def _unsign(self, member: bytes) -> None:
+        """``member`` no longer has a score of -0."""
+        zeros = self.zeros
+        if zeros is not None:
+            zeros.discard(member)
+            if not zeros:
+                self.zeros = None
 
     # -- positions ------------------------------------------------------------------------------
 

@@ -234,3 +234,69 @@ def test_size_counts_the_packed_keys() -> None:
     payload = sum(map(len, members))
     assert payload < sys.getsizeof(keys) < payload * 1.5
     assert sys.getsizeof(_sorted_keys()) < 100
+
+
+def test_indexed_member_lookup_against_a_dict() -> None:
+    """An indexed SortedKeys (a skiplist's keys: a score prefix and a member, each member
+    once) finds a member's key through its hash index; a dict member -> key is the model,
+    through adds, moves, removals, pops at both ends and range deletions that grow and shrink
+    the index. Few distinct scores, so members often share a prefix."""
+    rng = random.Random(20261128)
+    keys = _sorted_keys_indexed()
+    model = SortedList()
+    owner: dict[bytes, bytes] = {}
+    for step in range(60_000):
+        roll = rng.random()
+        member = b"m%d" % rng.randrange(8000)
+        if roll < 0.5:
+            key = rng.randrange(50).to_bytes(8, "big") + member
+            old = owner.get(member)
+            if old is not None:
+                keys.remove(old)
+                model.remove(old)
+            assert keys.add(key)
+            model.add(key)
+            owner[member] = key
+        elif roll < 0.7:
+            old = owner.pop(member, None)
+            assert keys.discard(old if old is not None else b"\0" * 8 + member) == (
+                old is not None)
+            if old is not None:
+                model.remove(old)
+        elif roll < 0.8 and model:
+            key = keys.pop(rng.choice((0, -1, rng.randrange(len(model)))))
+            model.remove(key)
+            del owner[key[8:]]
+        elif roll < 0.803 and model:
+            start = rng.randrange(len(model))
+            stop = start + rng.randrange(3000)
+            for key in model[start:stop]:
+                del owner[key[8:]]
+            del keys[start:stop]
+            del model[start:stop]
+        assert keys.find_member(member) == owner.get(member)
+        if step % 5000 == 0:
+            assert list(keys) == list(model)
+            assert all(keys.find_member(key[8:]) == key for key in model)
+    assert all(keys.find_member(b"m%d" % number) == owner.get(b"m%d" % number)
+               for number in range(8000))
+    del keys[:]
+    assert keys.find_member(b"m1") is None
+    keys.add(b"\0" * 8 + b"m1")
+    assert keys.find_member(b"m1") == b"\0" * 8 + b"m1"
+
+
+def test_index_turned_on_later() -> None:
+    """A listpack converting: the keys already held are found once indexing starts."""
+    keys = _sorted_keys([number.to_bytes(8, "big") + b"m%d" % number for number in range(300)])
+    keys.index_members()
+    assert keys.find_member(b"m7") == (7).to_bytes(8, "big") + b"m7"
+    assert keys.find_member(b"m300") is None
+    size = sys.getsizeof(keys)
+    keys.add((5).to_bytes(8, "big") + b"new")
+    assert keys.find_member(b"new") == (5).to_bytes(8, "big") + b"new"
+    assert sys.getsizeof(keys) >= size
+
+
+def _sorted_keys_indexed() -> Any:
+    return native_module("brook.types._sorted_keys").SortedKeys((), indexed=True)
