@@ -47,24 +47,29 @@
 #define LINEAR_LEAVES 8       /* up to this many leaves, ranks are summed without the tree */
 
 typedef struct {
-    uint32_t count; /* keys */
     uint32_t used;  /* bytes of keys */
-    uint32_t kcap;  /* room in off[] */
     uint32_t dcap;  /* room for keys' bytes, after off[kcap] */
-    uint32_t off[];
+    uint16_t count; /* keys */
+    uint16_t kcap;  /* room in off[] */
+    uint16_t off[]; /* OFF_MASK: where key i starts; above: the zero bytes its prefix dropped */
 } Leaf;
+
+#define OFF_BITS 13
+#define OFF_MASK ((1u << OFF_BITS) - 1)
+#define BIG_KEY 1024 /* a stored key longer than this gets a leaf of its own */
 
 typedef struct {
     PyObject_HEAD
     Leaf **leaves;        /* in order; &one while there is room for one leaf only */
-    Leaf *one;
-    Py_ssize_t nleaves;
-    Py_ssize_t cap;       /* room in leaves */
+    union {
+        Leaf *one;        /* while cap is 1 */
+        Py_ssize_t *tree; /* after: Fenwick tree of the leaves' counts, 1-based; NULL if stale */
+    };
     Py_ssize_t size;      /* keys */
-    Py_ssize_t *tree;     /* Fenwick tree of the leaves' counts, 1-based; NULL when stale */
     uint64_t version;     /* changes with every change of the keys (iterators check it) */
-    struct MemberIndex *index; /* member -> score prefix, when indexed; NULL until needed */
-    int indexed;          /* keys are an 8-byte prefix and a member, no member twice */
+    struct MemberIndex *index; /* NULL, or UNBUILT, or the member index (below) */
+    uint32_t nleaves;
+    uint32_t cap;         /* room in leaves */
 } SortedKeys;
 
 static PyTypeObject SortedKeysType;
@@ -76,17 +81,32 @@ static inline char *leaf_data(Leaf *l) {
     return (char *)(l->off + l->kcap);
 }
 
-static inline uint32_t key_start(const Leaf *l, uint32_t i) {
-    return i < l->count ? l->off[i] : l->used;
+static inline uint32_t off_at(const Leaf *l, uint32_t i) {
+    return l->off[i] & OFF_MASK;
 }
 
-static inline const char *key_at(Leaf *l, uint32_t i, Py_ssize_t *len) {
-    *len = (Py_ssize_t)(key_start(l, i + 1) - l->off[i]);
-    return leaf_data(l) + l->off[i];
+/* The zero bytes dropped from the end of key i's 8-byte prefix. */
+static inline unsigned dropped(const Leaf *l, uint32_t i) {
+    return l->off[i] >> OFF_BITS;
+}
+
+static inline uint32_t key_start(const Leaf *l, uint32_t i) {
+    return i < l->count ? off_at(l, i) : l->used;
+}
+
+/* Key i as stored (its prefix short of dropped(l, i) zero bytes). */
+static inline const char *stored_at(Leaf *l, uint32_t i, Py_ssize_t *len) {
+    *len = (Py_ssize_t)(key_start(l, i + 1) - off_at(l, i));
+    return leaf_data(l) + off_at(l, i);
+}
+
+/* Key i's length as given. */
+static inline Py_ssize_t key_len(const Leaf *l, uint32_t i) {
+    return (Py_ssize_t)(key_start(l, i + 1) - off_at(l, i)) + dropped(l, i);
 }
 
 static inline size_t leaf_bytes(const Leaf *l) {
-    return sizeof(Leaf) + (size_t)l->kcap * sizeof(uint32_t) + l->dcap;
+    return sizeof(Leaf) + (size_t)l->kcap * sizeof(uint16_t) + l->dcap;
 }
 
 static inline int compare(const char *a, Py_ssize_t alen, const char *b, Py_ssize_t blen) {
@@ -97,17 +117,68 @@ static inline int compare(const char *a, Py_ssize_t alen, const char *b, Py_ssiz
     return alen < blen ? -1 : alen > blen;
 }
 
+/* How many zero bytes end a key's first eight (at most 7; none for a key under 8 bytes): a
+ * score's prefix often ends in zeros (every small integer's does), which are not stored. */
+static inline unsigned trailing_zeros(const char *key, Py_ssize_t len) {
+    unsigned t = 0;
+    if (len >= 8) {
+        while (t < 7 && !key[7 - t]) {
+            t++;
+        }
+    }
+    return t;
+}
+
+/* Key i compared with a key as given. */
+static inline int compare_at(Leaf *l, uint32_t i, const char *key, Py_ssize_t len) {
+    Py_ssize_t n;
+    const char *k = stored_at(l, i, &n);
+    unsigned t = dropped(l, i);
+    if (!t) {
+        return compare(k, n, key, len);
+    }
+    char head[8];
+    memcpy(head, k, 8 - t);
+    memset(head + 8 - t, 0, t);
+    int c = memcmp(head, key, (size_t)(len < 8 ? len : 8));
+    if (c || len < 8) {
+        return c ? c : 1; /* a shorter ``key`` equal so far is a prefix of key i */
+    }
+    return compare(k + 8 - t, n - (8 - t), key + 8, len - 8);
+}
+
+/* Key i as given, into ``out`` (key_len bytes). */
+static inline void copy_key(Leaf *l, uint32_t i, char *out) {
+    Py_ssize_t n;
+    const char *k = stored_at(l, i, &n);
+    unsigned t = dropped(l, i);
+    if (!t) {
+        memcpy(out, k, (size_t)n);
+        return;
+    }
+    memcpy(out, k, 8 - t);
+    memset(out + 8 - t, 0, t);
+    memcpy(out + 8, k + 8 - t, (size_t)n - (8 - t));
+}
+
+/* Key i's first 8 bytes (it has at least 8). */
+static inline void copy_prefix(Leaf *l, uint32_t i, char *out) {
+    unsigned t = dropped(l, i);
+    memcpy(out, leaf_data(l) + off_at(l, i), 8 - t);
+    memset(out + 8 - t, 0, t);
+}
+
 /* A leaf with room for ``count`` keys of ``used`` bytes, plus an eighth more when ``slack``
  * and the leaf is past pymalloc's small blocks (a small sorted set's one leaf stays exact:
  * growing it by a copy costs less than the room would); the block is rounded up to the
  * allocator's 16-byte step and the rounding given to the bytes. */
 static Leaf *leaf_alloc(size_t count, size_t used, int slack) {
     size_t kcap = count ? count : 1, dcap = used;
-    if (slack && sizeof(Leaf) + kcap * sizeof(uint32_t) + dcap > 512) {
+    if (slack && sizeof(Leaf) + kcap * sizeof(uint16_t) + dcap > 512) {
         kcap += kcap / 8 + 1;
         dcap += dcap / 8 + 8;
     }
-    size_t block = (sizeof(Leaf) + kcap * sizeof(uint32_t) + dcap + 15) & ~(size_t)15;
+    size_t block = (sizeof(Leaf) + kcap * sizeof(uint16_t) + dcap + 15) & ~(size_t)15;
     Leaf *l = PyMem_Malloc(block);
     if (!l) {
         PyErr_NoMemory();
@@ -115,8 +186,8 @@ static Leaf *leaf_alloc(size_t count, size_t used, int slack) {
     }
     l->count = 0;
     l->used = 0;
-    l->kcap = (uint32_t)kcap;
-    l->dcap = (uint32_t)(block - sizeof(Leaf) - kcap * sizeof(uint32_t));
+    l->kcap = (uint16_t)kcap;
+    l->dcap = (uint32_t)(block - sizeof(Leaf) - kcap * sizeof(uint16_t));
     return l;
 }
 
@@ -124,16 +195,29 @@ static Leaf *leaf_alloc(size_t count, size_t used, int slack) {
 static void leaf_append_from(Leaf *dst, Leaf *src, uint32_t a, uint32_t b) {
     uint32_t from = key_start(src, a), to = key_start(src, b);
     memcpy(leaf_data(dst) + dst->used, leaf_data(src) + from, to - from);
-    for (uint32_t i = a; i < b; i++) {
-        dst->off[dst->count++] = src->off[i] - from + dst->used;
+    for (uint32_t i = a; i < b; i++) { /* the offset moves, its dropped count stays */
+        dst->off[dst->count++] = (uint16_t)(src->off[i] - from + dst->used);
     }
     dst->used += to - from;
 }
 
+/* Store a key at ``at`` of ``data``, its prefix's last ``t`` zero bytes dropped; the bytes
+ * stored. */
+static inline uint32_t put_key(char *data, uint32_t at, const char *key, Py_ssize_t len,
+                               unsigned t) {
+    if (!t) {
+        memcpy(data + at, key, (size_t)len);
+        return (uint32_t)len;
+    }
+    memcpy(data + at, key, 8 - t);
+    memcpy(data + at + 8 - t, key + 8, (size_t)len - 8);
+    return (uint32_t)len - t;
+}
+
 static void leaf_append(Leaf *l, const char *key, Py_ssize_t len) {
-    l->off[l->count++] = l->used;
-    memcpy(leaf_data(l) + l->used, key, (size_t)len);
-    l->used += (uint32_t)len;
+    unsigned t = trailing_zeros(key, len);
+    l->off[l->count++] = (uint16_t)(l->used | (t << OFF_BITS));
+    l->used += put_key(leaf_data(l), l->used, key, len, t);
 }
 
 /* The first position whose key is >= ``key`` (> with ``right``). */
@@ -141,9 +225,7 @@ static uint32_t leaf_bisect(Leaf *l, const char *key, Py_ssize_t len, int right)
     uint32_t lo = 0, hi = l->count;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        Py_ssize_t n;
-        const char *k = key_at(l, mid, &n);
-        int c = compare(k, n, key, len);
+        int c = compare_at(l, mid, key, len);
         if (c < 0 || (right && c == 0)) {
             lo = mid + 1;
         } else {
@@ -156,8 +238,9 @@ static uint32_t leaf_bisect(Leaf *l, const char *key, Py_ssize_t len, int right)
 /* Insert ``key`` at position ``pos`` of *lp, growing it (a new block) when full. */
 static int leaf_insert(Leaf **lp, uint32_t pos, const char *key, Py_ssize_t len) {
     Leaf *l = *lp;
-    uint32_t n = (uint32_t)len;
-    if (l->count + 1 > l->kcap || (size_t)l->used + n > l->dcap) {
+    unsigned t = trailing_zeros(key, len);
+    uint32_t n = (uint32_t)len - t;
+    if (l->count + 1u > l->kcap || (size_t)l->used + n > l->dcap) {
         Leaf *g = leaf_alloc((size_t)l->count + 1, (size_t)l->used + n, 1);
         if (!g) {
             return -1;
@@ -172,11 +255,11 @@ static int leaf_insert(Leaf **lp, uint32_t pos, const char *key, Py_ssize_t len)
     uint32_t at = key_start(l, pos);
     char *data = leaf_data(l);
     memmove(data + at + n, data + at, l->used - at);
-    memcpy(data + at, key, n);
+    put_key(data, at, key, len, t);
     for (uint32_t i = l->count; i > pos; i--) {
-        l->off[i] = l->off[i - 1] + n;
+        l->off[i] = (uint16_t)(l->off[i - 1] + n);
     }
-    l->off[pos] = at;
+    l->off[pos] = (uint16_t)(at | (t << OFF_BITS));
     l->count++;
     l->used += n;
     return 0;
@@ -189,9 +272,9 @@ static void leaf_erase(Leaf **lp, uint32_t a, uint32_t b) {
     char *data = leaf_data(l);
     memmove(data + from, data + to, l->used - to);
     for (uint32_t i = b; i < l->count; i++) {
-        l->off[i - (b - a)] = l->off[i] - gone;
+        l->off[i - (b - a)] = (uint16_t)(l->off[i] - gone);
     }
-    l->count -= b - a;
+    l->count = (uint16_t)(l->count - (b - a));
     l->used -= gone;
     if (l->count && (l->used * 4 < l->dcap || l->count * 4 < l->kcap) && leaf_bytes(l) > 256) {
         Leaf *small = leaf_alloc(l->count, l->used, 1);
@@ -205,6 +288,14 @@ static void leaf_erase(Leaf **lp, uint32_t a, uint32_t b) {
     }
 }
 
+/* An indexed SortedKeys whose member index (below) is not built yet. */
+static char unbuilt_marker;
+#define UNBUILT ((struct MemberIndex *)&unbuilt_marker)
+
+static inline int index_built(const SortedKeys *s) {
+    return s->index && s->index != UNBUILT;
+}
+
 /* -- the leaf array and the rank tree --------------------------------------------------------- */
 
 static int reserve_leaves(SortedKeys *s, Py_ssize_t want) {
@@ -215,6 +306,10 @@ static int reserve_leaves(SortedKeys *s, Py_ssize_t want) {
     if (cap < 4) {
         cap = 4;
     }
+    if (cap > UINT32_MAX) {
+        PyErr_NoMemory();
+        return -1;
+    }
     Leaf **grown = PyMem_Malloc((size_t)cap * sizeof(Leaf *));
     if (!grown) {
         PyErr_NoMemory();
@@ -223,16 +318,20 @@ static int reserve_leaves(SortedKeys *s, Py_ssize_t want) {
     memcpy(grown, s->leaves, (size_t)s->nleaves * sizeof(Leaf *));
     if (s->leaves != &s->one) {
         PyMem_Free(s->leaves);
+    } else {
+        s->tree = NULL; /* ``one`` was copied: the union holds the tree from now on */
     }
     s->leaves = grown;
-    s->cap = cap;
+    s->cap = (uint32_t)cap;
     return 0;
 }
 
 /* The leaves changed: the rank tree is built again when next needed. */
 static void stale_tree(SortedKeys *s) {
-    PyMem_Free(s->tree);
-    s->tree = NULL;
+    if (s->cap > 1) { /* at 1 the union holds ``one`` (and one leaf needs no tree) */
+        PyMem_Free(s->tree);
+        s->tree = NULL;
+    }
 }
 
 /* Put ``l`` at index j of the leaf array. */
@@ -279,7 +378,7 @@ static int build_tree(SortedKeys *s) {
 static inline void counted(SortedKeys *s, Py_ssize_t j, Py_ssize_t delta) {
     s->size += delta;
     s->version++;
-    if (s->tree) {
+    if (s->cap > 1 && s->tree) {
         for (Py_ssize_t i = j + 1; i <= s->nleaves; i += i & -i) {
             s->tree[i] += delta;
         }
@@ -356,9 +455,7 @@ static Py_ssize_t find_leaf(SortedKeys *s, const char *key, Py_ssize_t len, int 
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
         Leaf *l = s->leaves[mid];
-        Py_ssize_t n;
-        const char *k = key_at(l, l->count - 1, &n);
-        int c = compare(k, n, key, len);
+        int c = compare_at(l, l->count - 1u, key, len);
         if (c < 0 || (right && c == 0)) {
             lo = mid + 1;
         } else {
@@ -389,12 +486,12 @@ static int split_leaf(SortedKeys *s, Py_ssize_t j) {
         m = l->count / 2;
     } else { /* by bytes: the first key starting past the middle */
         m = 1;
-        while (m < l->count - 1 && l->off[m] < l->used / 2) {
+        while (m < l->count - 1u && off_at(l, m) < l->used / 2) {
             m++;
         }
     }
-    Leaf *left = leaf_alloc(m, l->off[m], 1);
-    Leaf *right = left ? leaf_alloc(l->count - m, l->used - l->off[m], 1) : NULL;
+    Leaf *left = leaf_alloc(m, off_at(l, m), 1);
+    Leaf *right = left ? leaf_alloc(l->count - m, l->used - off_at(l, m), 1) : NULL;
     if (!right) {
         PyMem_Free(left);
         return -1;
@@ -447,16 +544,19 @@ static void clear_all(SortedKeys *s) {
     for (Py_ssize_t i = 0; i < s->nleaves; i++) {
         PyMem_Free(s->leaves[i]);
     }
+    stale_tree(s);
     if (s->leaves != &s->one) {
         PyMem_Free(s->leaves);
     }
     s->leaves = &s->one;
+    s->one = NULL;
     s->cap = 1;
     s->nleaves = 0;
     s->size = 0;
-    stale_tree(s);
-    PyMem_Free(s->index);
-    s->index = NULL;
+    if (index_built(s)) {
+        PyMem_Free(s->index);
+        s->index = UNBUILT;
+    }
     s->version++;
 }
 
@@ -497,6 +597,14 @@ static inline size_t member_hash(const char *key, Py_ssize_t len) {
     return (size_t)_Py_HashBytes(key + 8, len - 8);
 }
 
+/* The hash of key i's member (the key has at least 8 bytes). */
+static inline size_t member_hash_at(Leaf *l, uint32_t i) {
+    Py_ssize_t n;
+    const char *k = stored_at(l, i, &n);
+    unsigned t = dropped(l, i);
+    return (size_t)_Py_HashBytes(k + 8 - t, n - (8 - t));
+}
+
 static void index_put(MemberIndex *ix, size_t hash, const char *key) {
     size_t i = hash & ix->mask;
     while (ix->tags[i] > INDEX_GONE) {
@@ -528,14 +636,16 @@ static int index_build(SortedKeys *s) {
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
         Leaf *l = s->leaves[j];
         for (uint32_t i = 0; i < l->count; i++) {
-            Py_ssize_t n;
-            const char *k = key_at(l, i, &n);
-            if (n >= 8) {
-                index_put(ix, member_hash(k, n), k);
+            if (key_len(l, i) >= 8) {
+                char prefix[8];
+                copy_prefix(l, i, prefix);
+                index_put(ix, member_hash_at(l, i), prefix);
             }
         }
     }
-    PyMem_Free(s->index);
+    if (index_built(s)) {
+        PyMem_Free(s->index);
+    }
     s->index = ix;
     return 0;
 }
@@ -543,31 +653,33 @@ static int index_build(SortedKeys *s) {
 /* A key was added to the leaves: to the index too (a failed rebuild drops the index, which
  * the next lookup builds again). */
 static void index_added(SortedKeys *s, const char *key, Py_ssize_t len) {
-    MemberIndex *ix = s->index;
-    if (!ix || len < 8) {
+    if (!index_built(s) || len < 8) {
         return;
     }
+    MemberIndex *ix = s->index;
     if ((ix->filled + 1) * 4 > (ix->mask + 1) * 3) {
         if (index_build(s) < 0) {
             PyErr_Clear();
             PyMem_Free(s->index);
-            s->index = NULL;
+            s->index = UNBUILT;
         }
         return;
     }
     index_put(ix, member_hash(key, len), key);
 }
 
-/* A key is about to leave the leaves. */
-static void index_removed(SortedKeys *s, const char *key, Py_ssize_t len) {
-    MemberIndex *ix = s->index;
-    if (!ix || len < 8) {
+/* Key i of leaf ``l`` is about to leave the leaves. */
+static void index_removed(SortedKeys *s, Leaf *l, uint32_t pos) {
+    if (!index_built(s) || key_len(l, pos) < 8) {
         return;
     }
-    size_t hash = member_hash(key, len), i = hash & ix->mask;
+    MemberIndex *ix = s->index;
+    char prefix[8];
+    copy_prefix(l, pos, prefix);
+    size_t hash = member_hash_at(l, pos), i = hash & ix->mask;
     uint8_t tag = index_tag(hash);
     while (ix->tags[i] != INDEX_EMPTY) {
-        if (ix->tags[i] == tag && !memcmp(&ix->prefix[i], key, 8)) {
+        if (ix->tags[i] == tag && !memcmp(&ix->prefix[i], prefix, 8)) {
             ix->tags[i] = INDEX_GONE;
             ix->live--;
             break;
@@ -579,7 +691,7 @@ static void index_removed(SortedKeys *s, const char *key, Py_ssize_t len) {
 /* After removals: a table eight times larger than needed is rebuilt smaller. */
 static void index_shrink(SortedKeys *s) {
     MemberIndex *ix = s->index;
-    if (ix && ix->mask + 1 > INDEX_MIN_SLOTS && ix->live * 8 < ix->mask + 1
+    if (index_built(s) && ix->mask + 1 > INDEX_MIN_SLOTS && ix->live * 8 < ix->mask + 1
             && index_build(s) < 0) {
         PyErr_Clear(); /* the large table stays: still correct */
     }
@@ -592,10 +704,7 @@ static int has_key(SortedKeys *s, const char *key, Py_ssize_t len) {
         return 0;
     }
     Leaf *l = s->leaves[j];
-    uint32_t pos = leaf_bisect(l, key, len, 0);
-    Py_ssize_t n;
-    const char *k = key_at(l, pos, &n);
-    return n == len && !memcmp(k, key, (size_t)len);
+    return compare_at(l, leaf_bisect(l, key, len, 0), key, len) == 0;
 }
 
 /* An indexed set's key for ``member`` (a bytes object), or None. */
@@ -603,7 +712,7 @@ static PyObject *index_find(SortedKeys *s, PyObject *member) {
     if (!s->size) {
         Py_RETURN_NONE;
     }
-    if (!s->index && index_build(s) < 0) {
+    if (!index_built(s) && index_build(s) < 0) {
         return NULL;
     }
     Py_hash_t h = PyObject_Hash(member);
@@ -651,6 +760,36 @@ static int key_arg(PyObject *arg, const char **key, Py_ssize_t *len) {
     return 0;
 }
 
+/* Add ``key`` as a leaf of its own at position ``pos`` of leaf j: before it, after it, or
+ * between its two parts. */
+static int add_alone(SortedKeys *s, Py_ssize_t j, uint32_t pos, const char *key, Py_ssize_t len) {
+    Leaf *l = s->leaves[j];
+    Leaf *fresh = leaf_alloc(1, (size_t)len, 0);
+    if (!fresh) {
+        return -1;
+    }
+    leaf_append(fresh, key, len);
+    if (reserve_leaves(s, (Py_ssize_t)s->nleaves + 2) < 0) {
+        PyMem_Free(fresh);
+        return -1;
+    }
+    if (pos && pos < l->count) { /* leaf j's keys from ``pos`` on move to a leaf after it */
+        Leaf *tail = leaf_alloc(l->count - pos, l->used - off_at(l, pos), 1);
+        if (!tail) {
+            PyMem_Free(fresh);
+            return -1;
+        }
+        leaf_append_from(tail, l, pos, l->count);
+        leaf_erase(&s->leaves[j], pos, l->count);
+        insert_leaf(s, j + 1, tail); /* room reserved: cannot fail */
+    }
+    insert_leaf(s, pos ? j + 1 : j, fresh);
+    s->size++;
+    s->version++;
+    index_added(s, key, len);
+    return 1;
+}
+
 /* Add a key: 1 if added, 0 if it was there, -1 on error. */
 static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
     if (!s->nleaves) {
@@ -672,14 +811,16 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
     }
     Leaf *l = s->leaves[j];
     uint32_t pos = leaf_bisect(l, key, len, 0);
-    if (pos < l->count) {
-        Py_ssize_t n;
-        const char *k = key_at(l, pos, &n);
-        if (n == len && !memcmp(k, key, (size_t)len)) {
-            return 0;
-        }
+    if (pos < l->count && compare_at(l, pos, key, len) == 0) {
+        return 0;
     }
-    int full = l->count + 1 > LEAF_MAX_KEYS || (size_t)l->used + (size_t)len > LEAF_MAX_BYTES;
+    size_t n = (size_t)len - trailing_zeros(key, len);
+    int full = l->count + 1 > LEAF_MAX_KEYS || (size_t)l->used + n > LEAF_MAX_BYTES;
+    if (n > BIG_KEY || (full && (l->count == 1 || (size_t)l->used + n >= OFF_MASK))) {
+        /* a long key, or one that a leaf of one long key (or an oversized leaf) cannot take
+         * without offsets past OFF_MASK */
+        return add_alone(s, j, pos, key, len);
+    }
     if (full && ((j == s->nleaves - 1 && pos == l->count) || (j == 0 && pos == 0))) {
         /* past either end: a new leaf, the full one stays full */
         Leaf *fresh = leaf_alloc(1, (size_t)len, 1);
@@ -717,7 +858,7 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
     }
     Py_ssize_t left = stop - start;
     Leaf *l = s->leaves[j];
-    if (s->index) { /* the keys leave the index first, read where they are */
+    if (index_built(s)) { /* the keys leave the index first, read where they are */
         Py_ssize_t jj = j;
         uint32_t p = pos;
         for (Py_ssize_t i = 0; i < left; i++, p++) {
@@ -725,9 +866,7 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
                 jj++;
                 p = 0;
             }
-            Py_ssize_t n;
-            const char *k = key_at(s->leaves[jj], p, &n);
-            index_removed(s, k, n);
+            index_removed(s, s->leaves[jj], p);
         }
     }
     if (pos + left <= l->count) { /* within one leaf: the common case (a pop, a ZREM) */
@@ -763,9 +902,11 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
 }
 
 static PyObject *key_object(Leaf *l, uint32_t i) {
-    Py_ssize_t n;
-    const char *k = key_at(l, i, &n);
-    return PyBytes_FromStringAndSize(k, n);
+    PyObject *key = PyBytes_FromStringAndSize(NULL, key_len(l, i));
+    if (key) {
+        copy_key(l, i, PyBytes_AS_STRING(key));
+    }
+    return key;
 }
 
 /* Ranks [start, stop) as a list, ascending. */
@@ -814,7 +955,7 @@ static PyObject *sk_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     }
     s->leaves = &s->one;
     s->cap = 1;
-    s->indexed = indexed;
+    s->index = indexed ? UNBUILT : NULL;
     if (iterable && build_from(s, iterable) < 0) {
         Py_DECREF(s);
         return NULL;
@@ -908,10 +1049,7 @@ static int sk_contains(SortedKeys *s, PyObject *arg) {
         return 0;
     }
     Leaf *l = s->leaves[j];
-    uint32_t pos = leaf_bisect(l, key, len, 0);
-    Py_ssize_t n;
-    const char *k = key_at(l, pos, &n);
-    return n == len && !memcmp(k, key, (size_t)len);
+    return compare_at(l, leaf_bisect(l, key, len, 0), key, len) == 0;
 }
 
 static PyObject *sk_add(SortedKeys *s, PyObject *arg) {
@@ -940,12 +1078,10 @@ static int discard_key(SortedKeys *s, PyObject *arg) {
     }
     Leaf *l = s->leaves[j];
     uint32_t pos = leaf_bisect(l, key, len, 0);
-    Py_ssize_t n;
-    const char *k = key_at(l, pos, &n);
-    if (n != len || memcmp(k, key, (size_t)len)) {
+    if (compare_at(l, pos, key, len) != 0) {
         return 0;
     }
-    index_removed(s, k, n);
+    index_removed(s, l, pos);
     leaf_erase(&s->leaves[j], pos, pos + 1);
     counted(s, j, -1);
     maybe_merge(s, j);
@@ -1139,21 +1275,33 @@ static PyObject *sk_find_member(SortedKeys *s, PyObject *const *args, Py_ssize_t
             return NULL;
         }
     }
-    if (skip == 8 && s->indexed) {
+    if (skip == 8 && s->index) {
         return index_find(s, args[0]);
     }
     if (skip >= MAX_KEY) {
         Py_RETURN_NONE;
     }
-    uint32_t want = (uint32_t)(mlen + skip);
+    Py_ssize_t want = mlen + skip;
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
         Leaf *l = s->leaves[j];
-        const char *data = leaf_data(l);
         for (uint32_t i = 0; i < l->count; i++) {
-            uint32_t at = l->off[i];
-            if (key_start(l, i + 1) - at == want && !memcmp(data + at + skip, member, (size_t)mlen)) {
-                return PyBytes_FromStringAndSize(data + at, want);
+            Py_ssize_t n;
+            const char *k = stored_at(l, i, &n);
+            unsigned t = dropped(l, i);
+            if (n + t != want) {
+                continue;
             }
+            if (!t || skip >= 8) { /* the member's bytes are stored as they are */
+                if (!memcmp(k + skip - t, member, (size_t)mlen)) {
+                    return key_object(l, i);
+                }
+                continue;
+            }
+            PyObject *key = key_object(l, i); /* a skip into the dropped zeros: rare */
+            if (!key || !memcmp(PyBytes_AS_STRING(key) + skip, member, (size_t)mlen)) {
+                return key;
+            }
+            Py_DECREF(key);
         }
     }
     Py_RETURN_NONE;
@@ -1164,10 +1312,10 @@ static PyObject *sk_sizeof(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
     if (s->leaves != &s->one) {
         total += (size_t)s->cap * sizeof(Leaf *);
     }
-    if (s->tree) {
+    if (s->cap > 1 && s->tree) {
         total += (size_t)(s->nleaves + 1) * sizeof(Py_ssize_t);
     }
-    if (s->index) {
+    if (index_built(s)) {
         total += sizeof(MemberIndex) + (s->index->mask + 1) * (sizeof(uint64_t) + 1);
     }
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
@@ -1177,7 +1325,9 @@ static PyObject *sk_sizeof(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static PyObject *sk_index_members(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
-    s->indexed = 1; /* the index is built by the next lookup */
+    if (!s->index) {
+        s->index = UNBUILT; /* built by the next lookup */
+    }
     Py_RETURN_NONE;
 }
 

@@ -249,7 +249,8 @@ def test_indexed_member_lookup_against_a_dict() -> None:
         roll = rng.random()
         member = b"m%d" % rng.randrange(8000)
         if roll < 0.5:
-            key = rng.randrange(50).to_bytes(8, "big") + member
+            # a prefix ending in zeros half the time (stored without them)
+            key = (rng.randrange(50) << rng.choice((0, 40))).to_bytes(8, "big") + member
             old = owner.get(member)
             if old is not None:
                 keys.remove(old)
@@ -300,3 +301,48 @@ def test_index_turned_on_later() -> None:
 
 def _sorted_keys_indexed() -> Any:
     return native_module("brook.types._sorted_keys").SortedKeys((), indexed=True)
+
+
+def test_zero_ended_prefixes_and_long_keys_against_sorted_list() -> None:
+    """Keys whose first eight bytes end in zeros (a small integer score's prefix: the leaves
+    drop those zeros) beside keys that differ only there, keys of exactly eight bytes, short
+    keys and long ones (a leaf of their own, splitting the leaf they land in)."""
+    rng = random.Random(7)
+    keys = _sorted_keys()
+    model = SortedList()
+    prefixes = [bytes([a, b]) + bytes(6) for a in (0, 1, 0x80, 0xff) for b in (0, 1)]
+    prefixes += [b"\x01" * (8 - zeros) + bytes(zeros) for zeros in range(8)]
+    for step in range(40_000):
+        roll = rng.random()
+        shape = rng.random()
+        if shape < 0.7:
+            key = rng.choice(prefixes) + b"m" * rng.randrange(4) + bytes(rng.randrange(2))
+        elif shape < 0.8:
+            key = rng.choice(prefixes)[:rng.randrange(9)]
+        else:
+            key = rng.choice(prefixes) + bytes([rng.randrange(3)]) * rng.randrange(900, 3000)
+        if roll < 0.55:
+            assert keys.add(key) == (key not in model)
+            if key not in model:
+                model.add(key)
+        elif roll < 0.8:
+            found = key in model
+            assert keys.discard(key) == found
+            if found:
+                model.remove(key)
+        elif roll < 0.85 and model:
+            index = rng.randrange(len(model))
+            assert keys.pop(index) == model.pop(index)
+        else:
+            assert keys.bisect_left(key) == model.bisect_left(key)
+            assert keys.bisect_right(key) == model.bisect_right(key)
+            assert (key in keys) == (key in model)
+            skip = rng.choice((8, 3, 0))
+            member = key[skip:]
+            wanted = next((k for k in model
+                           if len(k) == len(member) + skip and k[skip:] == member), None)
+            assert keys.find_member(member, skip) == wanted
+        if step % 4000 == 0:
+            assert list(keys) == list(model)
+            _check_layout(keys)
+    assert list(keys) == list(model) and list(reversed(keys)) == list(reversed(model))
