@@ -35,7 +35,9 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
+#include "structmember.h"
 #include <string.h>
 
 #define LEAF_MAX_KEYS 128
@@ -60,17 +62,29 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    Leaf **leaves;        /* in order; &one while there is room for one leaf only */
     union {
-        Leaf *one;        /* while cap is 1 */
-        Py_ssize_t *tree; /* after: Fenwick tree of the leaves' counts, 1-based; NULL if stale */
+        Leaf **many;      /* while cap > 1: cap leaf pointers in order, then the rank tree */
+        Leaf *one;        /* while cap is 1: the only leaf (NULL when empty) */
     };
     Py_ssize_t size;      /* keys */
     uint64_t version;     /* changes with every change of the keys (iterators check it) */
     struct MemberIndex *index; /* NULL, or UNBUILT, or the member index (below) */
+    PyObject *zeros;      /* a sorted set's members scored -0 (brook.types.zset), or NULL */
     uint32_t nleaves;
-    uint32_t cap;         /* room in leaves */
+    uint32_t cap : 31;    /* room for leaf pointers */
+    uint32_t tree_ok : 1; /* the rank tree is current */
 } SortedKeys;
+
+/* The leaf pointers, in order. */
+static inline Leaf **LEAVES(SortedKeys *s) {
+    return s->cap > 1 ? s->many : &s->one;
+}
+
+/* The rank tree: a Fenwick tree of the leaves' counts, 1-based, after the leaf pointers (cap
+ * + 1 entries); used past LINEAR_LEAVES leaves, so only while cap > 1. */
+static inline Py_ssize_t *TREE(SortedKeys *s) {
+    return (Py_ssize_t *)(s->many + s->cap);
+}
 
 static PyTypeObject SortedKeysType;
 static PyTypeObject SortedKeysIterType;
@@ -306,32 +320,28 @@ static int reserve_leaves(SortedKeys *s, Py_ssize_t want) {
     if (cap < 4) {
         cap = 4;
     }
-    if (cap > UINT32_MAX) {
+    if (cap >= (Py_ssize_t)1 << 30) {
         PyErr_NoMemory();
         return -1;
     }
-    Leaf **grown = PyMem_Malloc((size_t)cap * sizeof(Leaf *));
+    Leaf **grown = PyMem_Malloc((size_t)cap * sizeof(Leaf *) + (size_t)(cap + 1) * sizeof(Py_ssize_t));
     if (!grown) {
         PyErr_NoMemory();
         return -1;
     }
-    memcpy(grown, s->leaves, (size_t)s->nleaves * sizeof(Leaf *));
-    if (s->leaves != &s->one) {
-        PyMem_Free(s->leaves);
-    } else {
-        s->tree = NULL; /* ``one`` was copied: the union holds the tree from now on */
+    memcpy(grown, LEAVES(s), (size_t)s->nleaves * sizeof(Leaf *));
+    if (s->cap > 1) {
+        PyMem_Free(s->many);
     }
-    s->leaves = grown;
+    s->many = grown;
     s->cap = (uint32_t)cap;
+    s->tree_ok = 0;
     return 0;
 }
 
 /* The leaves changed: the rank tree is built again when next needed. */
-static void stale_tree(SortedKeys *s) {
-    if (s->cap > 1) { /* at 1 the union holds ``one`` (and one leaf needs no tree) */
-        PyMem_Free(s->tree);
-        s->tree = NULL;
-    }
+static inline void stale_tree(SortedKeys *s) {
+    s->tree_ok = 0;
 }
 
 /* Put ``l`` at index j of the leaf array. */
@@ -339,8 +349,8 @@ static int insert_leaf(SortedKeys *s, Py_ssize_t j, Leaf *l) {
     if (reserve_leaves(s, s->nleaves + 1) < 0) {
         return -1;
     }
-    memmove(s->leaves + j + 1, s->leaves + j, (size_t)(s->nleaves - j) * sizeof(Leaf *));
-    s->leaves[j] = l;
+    memmove(LEAVES(s) + j + 1, LEAVES(s) + j, (size_t)(s->nleaves - j) * sizeof(Leaf *));
+    LEAVES(s)[j] = l;
     s->nleaves++;
     stale_tree(s);
     return 0;
@@ -348,21 +358,17 @@ static int insert_leaf(SortedKeys *s, Py_ssize_t j, Leaf *l) {
 
 /* Drop leaves [a, b) from the array (already freed or moved). */
 static void drop_leaves(SortedKeys *s, Py_ssize_t a, Py_ssize_t b) {
-    memmove(s->leaves + a, s->leaves + b, (size_t)(s->nleaves - b) * sizeof(Leaf *));
+    memmove(LEAVES(s) + a, LEAVES(s) + b, (size_t)(s->nleaves - b) * sizeof(Leaf *));
     s->nleaves -= b - a;
     stale_tree(s);
 }
 
 static int build_tree(SortedKeys *s) {
     Py_ssize_t n = s->nleaves;
-    Py_ssize_t *t = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-    if (!t) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    Py_ssize_t *t = TREE(s);
     t[0] = 0;
     for (Py_ssize_t i = 1; i <= n; i++) {
-        t[i] = s->leaves[i - 1]->count;
+        t[i] = LEAVES(s)[i - 1]->count;
     }
     for (Py_ssize_t i = 1; i <= n; i++) {
         Py_ssize_t parent = i + (i & -i);
@@ -370,7 +376,7 @@ static int build_tree(SortedKeys *s) {
             t[parent] += t[i];
         }
     }
-    s->tree = t;
+    s->tree_ok = 1;
     return 0;
 }
 
@@ -378,9 +384,10 @@ static int build_tree(SortedKeys *s) {
 static inline void counted(SortedKeys *s, Py_ssize_t j, Py_ssize_t delta) {
     s->size += delta;
     s->version++;
-    if (s->cap > 1 && s->tree) {
+    if (s->tree_ok) {
+        Py_ssize_t *tree = TREE(s);
         for (Py_ssize_t i = j + 1; i <= s->nleaves; i += i & -i) {
-            s->tree[i] += delta;
+            tree[i] += delta;
         }
     }
 }
@@ -393,16 +400,16 @@ static Py_ssize_t keys_before(SortedKeys *s, Py_ssize_t j) {
     if (s->nleaves <= LINEAR_LEAVES) {
         Py_ssize_t total = 0;
         for (Py_ssize_t i = 0; i < j; i++) {
-            total += s->leaves[i]->count;
+            total += LEAVES(s)[i]->count;
         }
         return total;
     }
-    if (!s->tree && build_tree(s) < 0) {
+    if (!s->tree_ok && build_tree(s) < 0) {
         return -1;
     }
-    Py_ssize_t total = 0;
+    Py_ssize_t total = 0, *tree = TREE(s);
     for (Py_ssize_t i = j; i > 0; i -= i & -i) {
-        total += s->tree[i];
+        total += tree[i];
     }
     return total;
 }
@@ -410,12 +417,12 @@ static Py_ssize_t keys_before(SortedKeys *s, Py_ssize_t j) {
 /* The leaf holding rank ``rank`` (0 <= rank < size) and the position in it. */
 static int locate(SortedKeys *s, Py_ssize_t rank, Py_ssize_t *leaf, uint32_t *pos) {
     Py_ssize_t n = s->nleaves;
-    if (rank < s->leaves[0]->count) { /* the low end: pops, LIMIT 0 n */
+    if (rank < LEAVES(s)[0]->count) { /* the low end: pops, LIMIT 0 n */
         *leaf = 0;
         *pos = (uint32_t)rank;
         return 0;
     }
-    Py_ssize_t last = s->leaves[n - 1]->count;
+    Py_ssize_t last = LEAVES(s)[n - 1]->count;
     if (rank >= s->size - last) { /* the high end */
         *leaf = n - 1;
         *pos = (uint32_t)(rank - (s->size - last));
@@ -423,25 +430,25 @@ static int locate(SortedKeys *s, Py_ssize_t rank, Py_ssize_t *leaf, uint32_t *po
     }
     if (n <= LINEAR_LEAVES) {
         Py_ssize_t j = 0;
-        while (rank >= s->leaves[j]->count) {
-            rank -= s->leaves[j]->count;
+        while (rank >= LEAVES(s)[j]->count) {
+            rank -= LEAVES(s)[j]->count;
             j++;
         }
         *leaf = j;
         *pos = (uint32_t)rank;
         return 0;
     }
-    if (!s->tree && build_tree(s) < 0) {
+    if (!s->tree_ok && build_tree(s) < 0) {
         return -1;
     }
-    Py_ssize_t at = 0, step = 1;
+    Py_ssize_t at = 0, step = 1, *tree = TREE(s);
     while (step * 2 <= n) {
         step *= 2;
     }
     for (; step; step /= 2) {
-        if (at + step <= n && s->tree[at + step] <= rank) {
+        if (at + step <= n && tree[at + step] <= rank) {
             at += step;
-            rank -= s->tree[at];
+            rank -= tree[at];
         }
     }
     *leaf = at;
@@ -454,7 +461,7 @@ static Py_ssize_t find_leaf(SortedKeys *s, const char *key, Py_ssize_t len, int 
     Py_ssize_t lo = 0, hi = s->nleaves;
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
-        Leaf *l = s->leaves[mid];
+        Leaf *l = LEAVES(s)[mid];
         int c = compare_at(l, l->count - 1u, key, len);
         if (c < 0 || (right && c == 0)) {
             lo = mid + 1;
@@ -475,12 +482,12 @@ static Py_ssize_t bisect(SortedKeys *s, const char *key, Py_ssize_t len, int rig
     if (before < 0) {
         return -1;
     }
-    return before + leaf_bisect(s->leaves[j], key, len, right);
+    return before + leaf_bisect(LEAVES(s)[j], key, len, right);
 }
 
 /* Split leaf j in two (it has at least two keys). */
 static int split_leaf(SortedKeys *s, Py_ssize_t j) {
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     uint32_t m;
     if (l->count > LEAF_MAX_KEYS) {
         m = l->count / 2;
@@ -503,7 +510,7 @@ static int split_leaf(SortedKeys *s, Py_ssize_t j) {
         PyMem_Free(right);
         return -1;
     }
-    s->leaves[j] = left;
+    LEAVES(s)[j] = left;
     PyMem_Free(l);
     return 0;
 }
@@ -513,7 +520,7 @@ static void maybe_merge(SortedKeys *s, Py_ssize_t j) {
     if (j < 0 || j >= s->nleaves) {
         return;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     if (!l->count) {
         PyMem_Free(l);
         drop_leaves(s, j, j + 1);
@@ -523,7 +530,7 @@ static void maybe_merge(SortedKeys *s, Py_ssize_t j) {
         return;
     }
     Py_ssize_t a = j + 1 < s->nleaves ? j : j - 1; /* merge leaves a and a + 1 */
-    Leaf *x = s->leaves[a], *y = s->leaves[a + 1];
+    Leaf *x = LEAVES(s)[a], *y = LEAVES(s)[a + 1];
     if (x->count + y->count > LEAF_MAX_KEYS || (size_t)x->used + y->used > LEAF_MAX_BYTES) {
         return;
     }
@@ -536,21 +543,20 @@ static void maybe_merge(SortedKeys *s, Py_ssize_t j) {
     leaf_append_from(both, y, 0, y->count);
     PyMem_Free(x);
     PyMem_Free(y);
-    s->leaves[a] = both;
+    LEAVES(s)[a] = both;
     drop_leaves(s, a + 1, a + 2);
 }
 
 static void clear_all(SortedKeys *s) {
     for (Py_ssize_t i = 0; i < s->nleaves; i++) {
-        PyMem_Free(s->leaves[i]);
+        PyMem_Free(LEAVES(s)[i]);
     }
-    stale_tree(s);
-    if (s->leaves != &s->one) {
-        PyMem_Free(s->leaves);
+    if (s->cap > 1) {
+        PyMem_Free(s->many);
     }
-    s->leaves = &s->one;
     s->one = NULL;
     s->cap = 1;
+    s->tree_ok = 0;
     s->nleaves = 0;
     s->size = 0;
     if (index_built(s)) {
@@ -634,7 +640,7 @@ static int index_build(SortedKeys *s) {
     ix->tags = (uint8_t *)(ix->prefix + slots);
     memset(ix->tags, INDEX_EMPTY, slots);
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
-        Leaf *l = s->leaves[j];
+        Leaf *l = LEAVES(s)[j];
         for (uint32_t i = 0; i < l->count; i++) {
             if (key_len(l, i) >= 8) {
                 char prefix[8];
@@ -703,7 +709,7 @@ static int has_key(SortedKeys *s, const char *key, Py_ssize_t len) {
     if (j == s->nleaves) {
         return 0;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     return compare_at(l, leaf_bisect(l, key, len, 0), key, len) == 0;
 }
 
@@ -763,7 +769,7 @@ static int key_arg(PyObject *arg, const char **key, Py_ssize_t *len) {
 /* Add ``key`` as a leaf of its own at position ``pos`` of leaf j: before it, after it, or
  * between its two parts. */
 static int add_alone(SortedKeys *s, Py_ssize_t j, uint32_t pos, const char *key, Py_ssize_t len) {
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     Leaf *fresh = leaf_alloc(1, (size_t)len, 0);
     if (!fresh) {
         return -1;
@@ -780,7 +786,7 @@ static int add_alone(SortedKeys *s, Py_ssize_t j, uint32_t pos, const char *key,
             return -1;
         }
         leaf_append_from(tail, l, pos, l->count);
-        leaf_erase(&s->leaves[j], pos, l->count);
+        leaf_erase(&LEAVES(s)[j], pos, l->count);
         insert_leaf(s, j + 1, tail); /* room reserved: cannot fail */
     }
     insert_leaf(s, pos ? j + 1 : j, fresh);
@@ -798,7 +804,7 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
             return -1;
         }
         leaf_append(l, key, len);
-        s->leaves[0] = l;
+        LEAVES(s)[0] = l;
         s->nleaves = 1;
         s->size = 1;
         s->version++;
@@ -809,7 +815,7 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
     if (j == s->nleaves) {
         j--;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     uint32_t pos = leaf_bisect(l, key, len, 0);
     if (pos < l->count && compare_at(l, pos, key, len) == 0) {
         return 0;
@@ -837,12 +843,12 @@ static int add_key(SortedKeys *s, const char *key, Py_ssize_t len) {
         index_added(s, key, len);
         return 1;
     }
-    if (leaf_insert(&s->leaves[j], pos, key, len) < 0) {
+    if (leaf_insert(&LEAVES(s)[j], pos, key, len) < 0) {
         return -1;
     }
     counted(s, j, 1);
     index_added(s, key, len);
-    l = s->leaves[j];
+    l = LEAVES(s)[j];
     if (full && l->count >= 2 && split_leaf(s, j) < 0) {
         PyErr_Clear(); /* an oversized leaf is still a correct one */
     }
@@ -857,20 +863,20 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
         return -1;
     }
     Py_ssize_t left = stop - start;
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     if (index_built(s)) { /* the keys leave the index first, read where they are */
         Py_ssize_t jj = j;
         uint32_t p = pos;
         for (Py_ssize_t i = 0; i < left; i++, p++) {
-            if (p == s->leaves[jj]->count) {
+            if (p == LEAVES(s)[jj]->count) {
                 jj++;
                 p = 0;
             }
-            index_removed(s, s->leaves[jj], p);
+            index_removed(s, LEAVES(s)[jj], p);
         }
     }
     if (pos + left <= l->count) { /* within one leaf: the common case (a pop, a ZREM) */
-        leaf_erase(&s->leaves[j], pos, pos + (uint32_t)left);
+        leaf_erase(&LEAVES(s)[j], pos, pos + (uint32_t)left);
         counted(s, j, -left);
         maybe_merge(s, j);
         index_shrink(s);
@@ -882,18 +888,18 @@ static int erase_ranks(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
     Py_ssize_t k = j;
     if (pos) { /* the first leaf loses its tail */
         left -= l->count - pos;
-        leaf_erase(&s->leaves[j], pos, l->count);
+        leaf_erase(&LEAVES(s)[j], pos, l->count);
         k++;
     }
     Py_ssize_t next = k; /* the first leaf after the ones kept whole or in part */
-    while (left && left >= s->leaves[k]->count) { /* whole leaves go */
-        left -= s->leaves[k]->count;
-        PyMem_Free(s->leaves[k]);
+    while (left && left >= LEAVES(s)[k]->count) { /* whole leaves go */
+        left -= LEAVES(s)[k]->count;
+        PyMem_Free(LEAVES(s)[k]);
         k++;
     }
     drop_leaves(s, next, k);
     if (left) { /* the next leaf loses its head */
-        leaf_erase(&s->leaves[next], 0, (uint32_t)left);
+        leaf_erase(&LEAVES(s)[next], 0, (uint32_t)left);
     }
     maybe_merge(s, next);
     maybe_merge(s, j);
@@ -922,10 +928,10 @@ static PyObject *range_list(SortedKeys *s, Py_ssize_t start, Py_ssize_t stop) {
         Py_DECREF(out);
         return NULL;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     for (Py_ssize_t i = 0; i < count; i++) {
         if (pos == l->count) {
-            l = s->leaves[++j];
+            l = LEAVES(s)[++j];
             pos = 0;
         }
         PyObject *key = key_object(l, pos++);
@@ -946,14 +952,15 @@ static PyObject *sk_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *iterable = NULL;
     int indexed = 0;
     static char *names[] = {"keys", "indexed", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Op:SortedKeys", names, &iterable, &indexed)) {
+    /* a subclass (the compiled build's SortedSet) has arguments of its own, for __init__ */
+    if (type == &SortedKeysType && !PyArg_ParseTupleAndKeywords(
+            args, kwds, "|Op:SortedKeys", names, &iterable, &indexed)) {
         return NULL;
     }
     SortedKeys *s = (SortedKeys *)type->tp_alloc(type, 0);
     if (!s) {
         return NULL;
     }
-    s->leaves = &s->one;
     s->cap = 1;
     s->index = indexed ? UNBUILT : NULL;
     if (iterable && build_from(s, iterable) < 0) {
@@ -1030,7 +1037,8 @@ static int build_from(SortedKeys *s, PyObject *iterable) {
 }
 
 static void sk_dealloc(SortedKeys *s) {
-    clear_all(s);
+    clear_all(s); /* frees a built index too */
+    Py_CLEAR(s->zeros);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -1048,7 +1056,7 @@ static int sk_contains(SortedKeys *s, PyObject *arg) {
     if (j == s->nleaves) {
         return 0;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     return compare_at(l, leaf_bisect(l, key, len, 0), key, len) == 0;
 }
 
@@ -1076,13 +1084,13 @@ static int discard_key(SortedKeys *s, PyObject *arg) {
     if (j == s->nleaves) {
         return 0;
     }
-    Leaf *l = s->leaves[j];
+    Leaf *l = LEAVES(s)[j];
     uint32_t pos = leaf_bisect(l, key, len, 0);
     if (compare_at(l, pos, key, len) != 0) {
         return 0;
     }
     index_removed(s, l, pos);
-    leaf_erase(&s->leaves[j], pos, pos + 1);
+    leaf_erase(&LEAVES(s)[j], pos, pos + 1);
     counted(s, j, -1);
     maybe_merge(s, j);
     index_shrink(s);
@@ -1134,7 +1142,7 @@ static PyObject *sk_item(SortedKeys *s, Py_ssize_t i) {
     if (locate(s, i, &j, &pos) < 0) {
         return NULL;
     }
-    return key_object(s->leaves[j], pos);
+    return key_object(LEAVES(s)[j], pos);
 }
 
 static PyObject *sk_subscript(SortedKeys *s, PyObject *arg) {
@@ -1283,7 +1291,7 @@ static PyObject *sk_find_member(SortedKeys *s, PyObject *const *args, Py_ssize_t
     }
     Py_ssize_t want = mlen + skip;
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
-        Leaf *l = s->leaves[j];
+        Leaf *l = LEAVES(s)[j];
         for (uint32_t i = 0; i < l->count; i++) {
             Py_ssize_t n;
             const char *k = stored_at(l, i, &n);
@@ -1309,19 +1317,44 @@ static PyObject *sk_find_member(SortedKeys *s, PyObject *const *args, Py_ssize_t
 
 static PyObject *sk_sizeof(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
     size_t total = (size_t)Py_TYPE(s)->tp_basicsize;
-    if (s->leaves != &s->one) {
-        total += (size_t)s->cap * sizeof(Leaf *);
-    }
-    if (s->cap > 1 && s->tree) {
-        total += (size_t)(s->nleaves + 1) * sizeof(Py_ssize_t);
+    if (s->cap > 1) {
+        total += (size_t)s->cap * sizeof(Leaf *) + (size_t)(s->cap + 1) * sizeof(Py_ssize_t);
     }
     if (index_built(s)) {
         total += sizeof(MemberIndex) + (s->index->mask + 1) * (sizeof(uint64_t) + 1);
     }
     for (Py_ssize_t j = 0; j < s->nleaves; j++) {
-        total += leaf_bytes(s->leaves[j]);
+        total += leaf_bytes(LEAVES(s)[j]);
     }
     return PyLong_FromSize_t(total);
+}
+
+/* Replace every key: those of an iterable, indexed or not. */
+static PyObject *sk_reset(SortedKeys *s, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "reset(keys, indexed)");
+        return NULL;
+    }
+    int indexed = PyObject_IsTrue(args[1]);
+    if (indexed < 0) {
+        return NULL;
+    }
+    clear_all(s); /* frees a built index too */
+    s->index = indexed ? UNBUILT : NULL;
+    if (build_from(s, args[0]) < 0) {
+        clear_all(s);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *sk_get_keys(SortedKeys *s, void *Py_UNUSED(closure)) {
+    Py_INCREF(s);
+    return (PyObject *)s;
+}
+
+static PyObject *sk_get_kind(SortedKeys *s, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(s->index != NULL);
 }
 
 static PyObject *sk_index_members(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
@@ -1334,7 +1367,7 @@ static PyObject *sk_index_members(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
 static PyObject *sk_leaf_counts(SortedKeys *s, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyList_New(s->nleaves);
     for (Py_ssize_t j = 0; out && j < s->nleaves; j++) {
-        PyObject *n = PyLong_FromUnsignedLong(s->leaves[j]->count);
+        PyObject *n = PyLong_FromUnsignedLong(LEAVES(s)[j]->count);
         if (!n) {
             Py_CLEAR(out);
             break;
@@ -1399,7 +1432,7 @@ static PyObject *it_next(SortedKeysIter *it) {
         }
         it->version = s->version;
     }
-    Leaf *l = s->leaves[it->leaf];
+    Leaf *l = LEAVES(s)[it->leaf];
     PyObject *key = key_object(l, it->pos);
     if (!key) {
         return NULL;
@@ -1410,7 +1443,7 @@ static PyObject *it_next(SortedKeysIter *it) {
             it->pos--;
         } else if (it->leaf) {
             it->leaf--;
-            it->pos = s->leaves[it->leaf]->count - 1;
+            it->pos = LEAVES(s)[it->leaf]->count - 1;
         }
     } else {
         it->rank++;
@@ -1442,6 +1475,8 @@ static PyMethodDef sk_methods[] = {
     {"bisect_right", (PyCFunction)sk_bisect_right, METH_O, "The rank of the first key > key."},
     {"find_member", (PyCFunction)(void (*)(void))sk_find_member, METH_FASTCALL,
      "The key that is `skip` bytes (8) then `member`, or None: a walk, no bisection."},
+    {"reset", (PyCFunction)(void (*)(void))sk_reset, METH_FASTCALL,
+     "reset(keys, indexed): the keys of an iterable instead of those held."},
     {"index_members", (PyCFunction)sk_index_members, METH_NOARGS,
      "From now on find_member(member) looks the member up in a hash index, not by a walk: "
      "every key is an 8-byte prefix and a member, no member twice."},
@@ -1450,6 +1485,21 @@ static PyMethodDef sk_methods[] = {
     {"__sizeof__", (PyCFunction)sk_sizeof, METH_NOARGS, "The bytes held: object and leaves."},
     {"__reversed__", (PyCFunction)sk_reversed, METH_NOARGS, "Iterate descending."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef sk_getset[] = {
+    {"keys", (getter)sk_get_keys, NULL,
+     "The object itself: a sorted set that is a SortedKeys reads its order keys here.", NULL},
+    {"kind", (getter)sk_get_kind, NULL,
+     "1 when indexed (a sorted set's skiplist encoding), else 0 (listpack).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef sk_members[] = {
+    {"zeros", T_OBJECT, offsetof(SortedKeys, zeros), 0,
+     "A sorted set's members scored -0, or None (brook.types.zset; a set of bytes, which "
+     "cannot reference the object back: the type is not tracked by the garbage collector)."},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyMappingMethods sk_as_mapping = {
@@ -1469,8 +1519,10 @@ static PyTypeObject SortedKeysType = {
     .tp_name = "brook.types._sorted_keys.SortedKeys",
     .tp_doc = "A sorted sequence of distinct bytes keys, packed into leaves.",
     .tp_basicsize = sizeof(SortedKeys),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = sk_new,
+    .tp_getset = sk_getset,
+    .tp_members = sk_members,
     .tp_dealloc = (destructor)sk_dealloc,
     .tp_iter = (getiterfunc)sk_iter,
     .tp_methods = sk_methods,

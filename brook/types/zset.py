@@ -66,9 +66,11 @@ _SORTED: Any = SortedList if native.SortedKeys is None else native.SortedKeys
 PACKED = native.SortedKeys is None
 
 
-def _skiplist_keys(keys: Iterable[bytes] = ()) -> SortedList | SortedKeys:
-    """A skiplist's container of ordered keys: on the compiled build an indexed SortedKeys."""
-    return SortedList(keys) if PACKED else _SORTED(keys, True)
+# The compiled build's SortedSet *is* its SortedKeys (a subclass: one object, no wrapper), so
+# the container's own add and remove, which SortedSet's hide, are called through these.
+_BASE: Any = object if PACKED else native.SortedKeys
+_KEYS_ADD: Any = SortedList.add if PACKED else _SORTED.add
+_KEYS_REMOVE: Any = SortedList.remove if PACKED else _SORTED.remove
 
 _DOUBLE = struct.Struct(">d")
 _U64 = struct.Struct(">Q")
@@ -125,11 +127,14 @@ def key_score(key: bytes) -> float:
 _FIND = object()  # SortedSet.add: the caller did not look the member up
 
 
-class SortedSet:
+class SortedSet(_BASE):
     """A sorted set; ``kind`` is its Redis encoding (LISTPACK or SKIPLIST).
 
-    A skiplist holds ``keys``, an indexed ``SortedKeys`` (with ``zeros``: its members scored
-    -0), or on the pure build ``index`` (member -> order key) and a ``SortedList``. A listpack has no index (None) and keeps its order keys
+    On the compiled build a SortedSet is a ``SortedKeys`` (a subclass adding no fields): its
+    order keys, ``keys`` (the object itself), ``kind`` (SKIPLIST while indexed) and ``zeros``
+    (its members scored -0, skiplist only) are the C object's, so a small sorted set is two
+    blocks, the object and its one leaf. On the pure build it holds ``kind``, ``size``, for a
+    skiplist ``index`` (member -> order key) and a ``SortedList`` in ``keys``. A listpack has no index (None) and keeps its order keys
     in one small ``SortedKeys``, or on the pure build packed in one ``bytes``
     (:mod:`brook.types.packing`): either way a small sorted set is a few blocks of about its
     listpack size instead of three objects per member. The packed ``bytes`` is unpacked by
@@ -142,16 +147,21 @@ class SortedSet:
     :meth:`find`, :meth:`score`, :meth:`rank` and the bisections.
     """
 
-    __slots__ = ("index", "keys", "kind", "size", "zeros")
+    __slots__ = ("index", "keys", "kind", "size", "zeros") if PACKED else ()
+    if not PACKED:
+        index = None  # no Python index: SortedKeys's own
 
     def __init__(self, kind: int = LISTPACK) -> None:
+        if not PACKED:
+            if kind == SKIPLIST:
+                self.index_members()
+            return
         self.kind = kind
-        self.size = 0  # the member count while there is no index (a pure skiplist's: len(index))
-        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK or not PACKED else {}
+        self.size = 0  # a listpack's member count (a skiplist's is len(index))
+        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK else {}
         self.zeros: set[bytes] | None = None
         self.keys: bytes | list[bytes] | SortedList | SortedKeys = (
-            (pack_items([]) if PACKED else _SORTED()) if kind == LISTPACK
-            else _skiplist_keys())
+            pack_items([]) if kind == LISTPACK else SortedList())
 
     @classmethod
     def create(cls, size_hint: int, longest: int, limits: ZsetLimits) -> SortedSet:
@@ -185,21 +195,24 @@ class SortedSet:
             if any(key.startswith(_NEGATIVE_ZERO) for key in keys):  # a listpack holds 0
                 keys = sorted(_ZERO + key[8:] if key.startswith(_NEGATIVE_ZERO) else key
                               for key in keys)
-            value.keys = pack_items(keys) if PACKED else _SORTED(keys)
-            value.size = len(keys)
+            if PACKED:
+                value.keys = pack_items(keys)
+                value.size = len(keys)
+            else:
+                value.reset(keys, False)
         elif PACKED:
             value.index = {key[8:]: key for key in keys}
-            value.keys = _SORTED(map(_ordered, keys))  # sorted again if a -0 moved
+            value.keys = SortedList(map(_ordered, keys))  # sorted again if a -0 moved
         else:
             zeros = {key[8:] for key in keys if key.startswith(_NEGATIVE_ZERO)}
             value.zeros = zeros or None
-            value.keys = _skiplist_keys(map(_ordered, keys) if zeros else keys)
-            value.size = len(keys)
+            value.reset(map(_ordered, keys) if zeros else keys, True)  # sorted again if a -0 moved
         return value
 
-    def __len__(self) -> int:
-        index = self.index
-        return self.size if index is None else len(index)
+    if PACKED:  # the compiled build's is SortedKeys's
+        def __len__(self) -> int:
+            index = self.index
+            return self.size if index is None else len(index)
 
     def __bool__(self) -> bool:
         return len(self) > 0
@@ -229,11 +242,6 @@ class SortedSet:
         index = self.index
         return SortedSet._holding(
             self.signed(list(self.order)) if index is None else list(index.values()), self.kind)
-
-    def __iter__(self) -> Iterator[bytes]:
-        """The members (ZSCAN's index of a skiplist is built from them)."""
-        for key in self.order:
-            yield key[8:]
 
     def signed(self, keys: list[bytes]) -> list[bytes]:
         """Keys taken from :attr:`order` as the members' own: a skiplist member scored -0
@@ -307,9 +315,9 @@ class SortedSet:
                 self.index = {key[8:]: key for key in keys}
                 self.keys = SortedList(keys)
                 self.size = 0
-            else:  # the SortedKeys stays: a listpack holds no -0, so its keys are in order
-                self.keys.index_members()  # type: ignore[union-attr]
-            self.kind = SKIPLIST
+                self.kind = SKIPLIST
+            else:  # the same keys: a listpack holds no -0, so they are in order
+                self.index_members()
 
     def prepare(self, size_hint: int, longest: int, limits: ZsetLimits) -> None:
         """zsetTypeMaybeConvert: a command about to add ``size_hint`` members of at most
@@ -325,8 +333,11 @@ class SortedSet:
                 all(len(member) <= limits.zset_max_listpack_value
                     for member in self.members())):
             compact = SortedSet._holding(list(self.keys), LISTPACK)  # type: ignore[arg-type]
+            if not PACKED:
+                self.reset(list(compact.keys), False)  # type: ignore[arg-type]
+                self.zeros = None
+                return
             self.kind, self.index, self.keys, self.size = LISTPACK, None, compact.keys, len(self)
-            self.zeros = None
 
     def loosen(self) -> None:
         """Before many changes: a listpack's keys stay unpacked until :meth:`tighten`."""
@@ -359,7 +370,7 @@ class SortedSet:
         if old is _FIND:
             old = self.find(member)
         if self.kind == LISTPACK:
-            if old is None and (self.size >= limits.zset_max_listpack_entries
+            if old is None and (len(self) >= limits.zset_max_listpack_entries
                                 or len(member) > limits.zset_max_listpack_value):
                 self._to_skiplist()
             else:
@@ -375,19 +386,17 @@ class SortedSet:
             insort(keys, key)
             self._keep(keys)
             return
-        if index is None:
-            if old is None:
-                self.size += 1
-            else:
+        if index is None:  # the compiled build's, either encoding
+            if old is not None:
                 prior = cast(bytes, old)
                 if self.zeros is not None and prior.startswith(_NEGATIVE_ZERO):
                     self._unsign(member)
                     prior = _ZERO + member
-                self.keys.remove(prior)  # type: ignore[union-attr]
+                _KEYS_REMOVE(self, prior)
             if score == 0.0 and key.startswith(_NEGATIVE_ZERO):  # a skiplist's -0
                 self.zeros = (self.zeros or set()) | {member}
                 key = _ZERO + member
-            self.keys.add(key)  # type: ignore[union-attr]
+            _KEYS_ADD(self, key)
             return
         if old is not None:
             self.keys.remove(_ordered(old))  # type: ignore[union-attr]
@@ -409,8 +418,7 @@ class SortedSet:
             if self.zeros is not None and key.startswith(_NEGATIVE_ZERO):
                 self._unsign(member)
                 key = _ZERO + member
-            self.keys.remove(key)  # type: ignore[union-attr]
-            self.size -= 1
+            _KEYS_REMOVE(self, key)
             return True
         keys = self._loose_keys()
         del keys[bisect_left(keys, key)]
@@ -430,7 +438,6 @@ class SortedSet:
         if index is None:
             gone = order[start:stop]  # type: ignore[index]
             del order[start:stop]  # type: ignore[union-attr]
-            self.size -= len(gone)
             if self.zeros is not None:
                 gone = self.signed(gone)
                 for key in gone:
