@@ -149,7 +149,7 @@ class SortedSet(_BASE):
 
     __slots__ = ("index", "keys", "kind", "size", "zeros") if PACKED else ()
     if not PACKED:
-        index = None  # no Python index: SortedKeys's own
+        index: dict[bytes, bytes] | None = None  # no Python index: SortedKeys's own
 
     def __init__(self, kind: int = LISTPACK) -> None:
         if not PACKED:
@@ -158,7 +158,7 @@ class SortedSet(_BASE):
             return
         self.kind = kind
         self.size = 0  # a listpack's member count (a skiplist's is len(index))
-        self.index: dict[bytes, bytes] | None = None if kind == LISTPACK else {}
+        self.index = None if kind == LISTPACK else {}
         self.zeros: set[bytes] | None = None
         self.keys: bytes | list[bytes] | SortedList | SortedKeys = (
             pack_items([]) if kind == LISTPACK else SortedList())
