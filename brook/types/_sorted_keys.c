@@ -1132,6 +1132,26 @@ static PyObject *sk_bisect_right(SortedKeys *s, PyObject *arg) {
     return bisect_method(s, arg, 1);
 }
 
+/* (start, stop): the ranks of the keys from ``low`` up to (not with) ``high``, in one call
+ * (a score range's two bisections). */
+static PyObject *sk_span(SortedKeys *s, PyObject *const *args, Py_ssize_t nargs) {
+    const char *low, *high;
+    Py_ssize_t llen, hlen;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "span(low, high)");
+        return NULL;
+    }
+    if (key_arg(args[0], &low, &llen) < 0 || key_arg(args[1], &high, &hlen) < 0) {
+        return NULL;
+    }
+    Py_ssize_t start = bisect(s, low, llen, 0);
+    Py_ssize_t stop = start < 0 ? -1 : bisect(s, high, hlen, 0);
+    if (stop < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("nn", start, stop > start ? stop : start);
+}
+
 static PyObject *sk_item(SortedKeys *s, Py_ssize_t i) {
     if (i < 0 || i >= s->size) {
         PyErr_SetString(PyExc_IndexError, "SortedKeys index out of range");
@@ -1473,6 +1493,8 @@ static PyMethodDef sk_methods[] = {
      "Remove and return the key at a rank (the last by default)."},
     {"bisect_left", (PyCFunction)sk_bisect_left, METH_O, "The rank of the first key >= key."},
     {"bisect_right", (PyCFunction)sk_bisect_right, METH_O, "The rank of the first key > key."},
+    {"span", (PyCFunction)(void (*)(void))sk_span, METH_FASTCALL,
+     "(start, stop): the ranks of the keys >= low and < high."},
     {"find_member", (PyCFunction)(void (*)(void))sk_find_member, METH_FASTCALL,
      "The key that is `skip` bytes (8) then `member`, or None: a walk, no bisection."},
     {"reset", (PyCFunction)(void (*)(void))sk_reset, METH_FASTCALL,

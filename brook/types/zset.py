@@ -231,6 +231,9 @@ class SortedSet(_BASE):
         keys = self.keys
         return unpack_items(keys) if type(keys) is bytes else keys
 
+    if not PACKED:  # the object itself, read by SortedKeys's ``keys`` getter (no Python call)
+        order = _BASE.__dict__["keys"]  # type: ignore[assignment]  # noqa: F811
+
     def members(self) -> Iterable[bytes]:
         index = self.index
         if index is not None:
@@ -471,7 +474,8 @@ class SortedSet(_BASE):
         return self.keys.bisect_left(key)  # type: ignore[union-attr,no-any-return]
 
     def span(self, low: bytes, high: bytes) -> tuple[int, int]:
-        """The ranks [start, stop) of the order keys from ``low`` up to (not with) ``high``."""
+        """The ranks [start, stop) of the order keys from ``low`` up to (not with) ``high``
+        (the compiled build's is SortedKeys's, in C)."""
         if self.index is None and PACKED:
             order = self.order
             start = bisect_left(order, low)
@@ -480,6 +484,9 @@ class SortedSet(_BASE):
         keys = self.keys
         start = keys.bisect_left(low)  # type: ignore[union-attr]
         return start, max(start, keys.bisect_left(high))  # type: ignore[union-attr]
+
+    if not PACKED:
+        del span
 
     def bisect_member(self, member: bytes, after: bool) -> int:
         """For lexicographic ranges (meant for members of one score): the rank of the first

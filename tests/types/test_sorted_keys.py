@@ -189,6 +189,9 @@ def test_long_random_run_against_sorted_list() -> None:
         elif model:
             assert keys.bisect_left(key) == model.bisect_left(key)
             assert keys.bisect_right(key) == model.bisect_right(key)
+            high = rng.randrange(60_000).to_bytes(8, "big")  # below ``key`` half the time
+            assert keys.span(key, high) == (model.bisect_left(key), max(
+                model.bisect_left(key), model.bisect_left(high)))
             start = rng.randrange(len(model))
             assert keys[start:start + 10] == model[start:start + 10]
             assert keys[-start - 1] == model[-start - 1]
