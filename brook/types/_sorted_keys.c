@@ -5,12 +5,17 @@
  * which the tests compare this type with. Keys compare as Python compares bytes: memcmp over
  * the shorter length, then the shorter first.
  *
- * Layout. Keys are copied into *leaves*: one PyMem block each, a 16-byte header, an offset
- * table (``off[i]``: where key i starts; it ends where key i + 1 starts, or at ``used``) and
- * the keys' bytes back to back. A leaf holds at most LEAF_MAX_KEYS keys and LEAF_MAX_BYTES
- * bytes (a longer key gets a leaf to itself); a key costs its length plus four bytes, against
- * a ``bytes`` object's 33-byte header and a list slot for the SortedList. The object holds the
- * array of leaf pointers in order, and a Fenwick tree of the leaves' counts for ranks.
+ * Layout. Keys are copied into *leaves*: one PyMem block each, a 12-byte header, a table of
+ * 2-byte offsets (``off[i]``: in 13 bits where key i starts, which is where key i - 1 ends;
+ * in the top 3 the count of zero bytes that ended key i's first eight and are not stored: a
+ * small integer score's prefix is 1-2 bytes) and the keys' bytes back to back. A leaf holds
+ * at most LEAF_MAX_KEYS keys and LEAF_MAX_BYTES bytes, and a key stored in over BIG_KEY bytes
+ * gets a leaf to itself, so offsets stay under 8 KB; a key costs its length plus two bytes,
+ * less its prefix's zeros, against a ``bytes`` object's 33-byte header and a list slot for the
+ * SortedList. The object holds the leaf pointers in order, and a Fenwick tree of the leaves'
+ * counts for ranks after them in the same block (a single leaf's pointer is in the object).
+ * The object is 64 bytes; the compiled build's SortedSet (brook/types/zset.py) is a Python
+ * subclass adding no fields, so a small sorted set is that object and one leaf.
  *
  * Why two levels and not a B+tree: the leaves do what a B+tree's leaves would, and the one
  * level above them is a plain array, which a binary search over the leaves' last keys reads

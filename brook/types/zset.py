@@ -23,7 +23,8 @@ zzlFind walks a listpack.
 Two backends, chosen once at import. The compiled build's is
 :class:`brook.types._sorted_keys.SortedKeys` (C): the keys copied into leaves of up to 128
 packed keys, for both encodings (a listpack's is one small leaf), so a key costs its length
-plus four bytes and an add, a removal, a bisection or a rank is C's work. A skiplist's
+plus two bytes (less its score prefix's trailing zeros) and an add, a removal, a bisection or
+a rank is C's work; :class:`SortedSet` is a subclass of it, one object. A skiplist's
 SortedKeys is *indexed*: it keeps a hash table of each member's score prefix, nine bytes a
 slot and no Python object per member (``index`` is None). The pure build keeps a dict
 ``index`` member -> order key and a ``sortedcontainers.SortedList`` for a skiplist, and for a
