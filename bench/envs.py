@@ -60,40 +60,61 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "taskiq": ("taskiq", "taskiq-redis", "redis"),
 }
 
+class EnvFailure(subprocess.SubprocessError):
+    """An environment could not be made: the message ends with what pip said."""
+
+
 REQUIREMENTS_STAMP = ".requirements"  # the requirements the environment was made with
 FREEZE_STAMP = ".freeze"  # pip freeze of the environment once made
+
+
+def _wanted(name: str, requirements: Sequence[str] | None) -> str:
+    return "\n".join(REQUIREMENTS[name] if requirements is None else requirements) + "\n"
+
+
+def is_current(name: str, requirements: Sequence[str] | None = None,
+               root: Path = ENV_ROOT) -> bool:
+    """Whether ``root/<name>/`` is made, with these requirements (no need to wait for it)."""
+    env = root / name
+    stamp = env / REQUIREMENTS_STAMP
+    return ((env / "bin" / "python").exists() and (env / FREEZE_STAMP).exists()
+            and stamp.exists() and stamp.read_text() == _wanted(name, requirements))
+
+
+def _step(command: list[str], timeout: float | None = None) -> str:
+    """Run one step of making an environment; its output, or EnvFailure with its end."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise EnvFailure(f"{' '.join(command)}: no end after {timeout:.0f} s") from exc
+    if done.returncode != 0:
+        said = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
+        raise EnvFailure(f"{' '.join(command)} exited with {done.returncode}:\n{said}")
+    return done.stdout
 
 
 def framework_python(name: str, requirements: Sequence[str] | None = None,
                      root: Path = ENV_ROOT) -> Path:
     """The python of ``root/<name>/``, made first if its stamp does not name
     ``requirements`` (by default the framework's entry in ``REQUIREMENTS``)."""
-    wanted = "\n".join(REQUIREMENTS[name] if requirements is None else requirements) + "\n"
+    wanted = _wanted(name, requirements)
     env = root / name
     python = env / "bin" / "python"
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{name}.lock", "wb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process dies
-        if _current(env, wanted):
+        if is_current(name, requirements, root):
             return python
         print(f"{name}: creating {env.relative_to(root.parent)} with "
               f"{', '.join(wanted.split())}", file=sys.stderr, flush=True)
         (env / REQUIREMENTS_STAMP).unlink(missing_ok=True)
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet",
-                        "--disable-pip-version-check", *wanted.split()],
-                       check=True, timeout=INSTALL_TIMEOUT)
-        freeze = subprocess.run([str(python), "-m", "pip", "freeze", "--all"], check=True,
-                                capture_output=True, text=True).stdout
+        _step([sys.executable, "-m", "venv", "--clear", str(env)])
+        _step([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+               *wanted.split()], timeout=INSTALL_TIMEOUT)
+        freeze = _step([str(python), "-m", "pip", "freeze", "--all"])
         (env / FREEZE_STAMP).write_text(freeze)
         (env / REQUIREMENTS_STAMP).write_text(wanted)  # last: a half-made env is remade
     return python
-
-
-def _current(env: Path, wanted: str) -> bool:
-    stamp = env / REQUIREMENTS_STAMP
-    return ((env / "bin" / "python").exists() and (env / FREEZE_STAMP).exists()
-            and stamp.exists() and stamp.read_text() == wanted)
 
 
 def prepare(names: Iterable[str], root: Path = ENV_ROOT) -> dict[str, Path | BaseException]:

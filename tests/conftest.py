@@ -463,6 +463,47 @@ def pytest_configure(config: pytest.Config) -> None:
         pytest.exit(f"compiled modules older than their source, run `make build`: {stale}", 2)
 
 
+# The job frameworks' environments (tests.support.frameworks): made once the tests are
+# collected, if any test asks for them, so that no test's timeout includes pip's downloads.
+_framework_envs: dict[str, Path | BaseException] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from bench.envs import is_current, prepare
+    from tests.support.frameworks import ENVS_FIXTURE, FRAMEWORKS
+
+    if session.config.option.collectonly or not any(
+            ENVS_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    missing = [name for name in FRAMEWORKS if not is_current(name)]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if missing and reporter is not None:
+        reporter.write_line(f"making the environments of {', '.join(missing)} in .bench-envs/")
+    _framework_envs.update(prepare(FRAMEWORKS))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Which releases the framework tests ran."""
+    from bench.envs import versions
+
+    made = [name for name, python in _framework_envs.items() if isinstance(python, Path)]
+    if made:
+        terminalreporter.write_line("framework environments (.bench-envs/): " + "; ".join(
+            f"{name}: {versions(name)}" for name in made))
+
+
+@pytest.fixture(scope="session")
+def framework_envs() -> dict[str, Path | BaseException]:
+    """Each job framework's python, or why its environment could not be made
+    (``tests.support.frameworks.run_driver`` fails the test then)."""
+    from bench.envs import prepare
+    from tests.support.frameworks import FRAMEWORKS
+
+    if not _framework_envs:  # collected without the hook's knowing (a plugin's doing): now
+        _framework_envs.update(prepare(FRAMEWORKS))
+    return _framework_envs
+
+
 def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run the real redis-cli against a server."""
     binary = shutil.which("redis-cli")

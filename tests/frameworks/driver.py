@@ -95,15 +95,12 @@ class Worker:
 
 @dataclass
 class Scenario:
-    """What a scenario gets: the server's port, and a way to start workers."""
+    """What a scenario gets: the server's port and URL, and a way to start workers."""
 
     port: int
     logs: Path
+    url: str
     workers: list[Worker] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}"
 
     def start(self, command: list[str]) -> Worker:
         worker = Worker(command, self.logs / f"worker-{len(self.workers)}.log")
@@ -138,9 +135,11 @@ def run(scenarios: dict[str, Callable[[Scenario], dict[str, Any]]]) -> None:
     parser.add_argument("scenario", choices=sorted(scenarios))
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--logs", type=Path, required=True)
+    parser.add_argument("--url", help="how to reach the server, if not plain TCP on --port")
     options = parser.parse_args()
     signal.signal(signal.SIGTERM, _terminated)
-    scenario = Scenario(options.port, options.logs)
+    scenario = Scenario(options.port, options.logs,
+                        options.url or f"redis://127.0.0.1:{options.port}")
     try:
         result = scenarios[options.scenario](scenario)
     except DriverFailure as exc:  # its message has the worker's log

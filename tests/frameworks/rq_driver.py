@@ -112,6 +112,22 @@ def burst(scenario: Scenario) -> dict[str, Any]:
     return result
 
 
+def url_burst(scenario: Scenario) -> dict[str, Any]:
+    """Ten jobs enqueued through the scenario's URL (TLS with a user, client certificate and
+    CA in its query: the TLS tests), then ``rq worker --burst`` given the same URL."""
+    connection = Redis.from_url(scenario.url)
+    queue = Queue("default", connection=connection)
+    jobs = [queue.enqueue(f"{JOBS}.add", i, 100) for i in range(10)]
+    scenario.start(python_module("rq.cli", "worker", "--burst", "--url", scenario.url,
+                                 "default")).finish(BURST_TIMEOUT)
+    for job in jobs:
+        job.refresh()
+    result = {"statuses": [job.get_status().value for job in jobs],
+              "values": [job.return_value() for job in jobs]}
+    connection.close()
+    return result
+
+
 def enqueue_in(scenario: Scenario) -> dict[str, Any]:
     """Two jobs scheduled 2 s ahead (one ``unique=True``, then its duplicate) while the worker
     with its scheduler is up."""
@@ -169,4 +185,4 @@ def retry(scenario: Scenario) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run({"burst": burst, "enqueue_in": enqueue_in, "retry": retry})
+    run({"burst": burst, "url_burst": url_burst, "enqueue_in": enqueue_in, "retry": retry})
