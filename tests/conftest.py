@@ -33,6 +33,8 @@ from typing import Any
 import hiredis
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,8 +62,12 @@ class ServerProcess:
 
     def client(self, **kwargs: object) -> redis.Redis:
         """A redis-py client; RESP2 unless ``protocol=3`` is asked for (redis-py 8 defaults
-        to RESP3, and most of our users' clients speak RESP2)."""
+        to RESP3, and most of our users' clients speak RESP2). It sends each command once
+        unless ``retry`` says otherwise: redis-py 6 and later send a command again, up to ten
+        times, after a connection error, and a refused AUTH counts as one, so a test's one
+        command would reach the server eleven times."""
         kwargs.setdefault("protocol", 2)
+        kwargs.setdefault("retry", Retry(NoBackoff(), 0))
         return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kwargs)
 
     def log(self) -> str:
@@ -284,6 +290,14 @@ def error_text(reply: object) -> str:
     """The text of an error reply hiredis parsed."""
     assert isinstance(reply, hiredis.ReplyError), reply
     return str(reply)
+
+
+def whole_error(error: redis.RedisError) -> str:
+    """An error reply's whole text, as redis-py raised it: for the errors it has a class for
+    (MASTERDOWN, NOPERM, WRONGPASS...), redis-py 8 moves the code out of the message into
+    ``status_code`` (redis-py 5 left MASTERDOWN in the message)."""
+    code = getattr(error, "status_code", None)
+    return f"{code} {error}" if code else str(error)
 
 
 def call(raw: RawConnection, *args: bytes | str | int) -> bytes:

@@ -10,7 +10,9 @@ scenario returns what it observed and the test asserts on it here. Each test run
 and against real Redis (the ``server`` fixture). What each framework runs as scripts:
 
 * Celery: kombu's restore sweep takes a redis-py ``Lock`` (released by script) when a worker
-  starts polling; kombu 5.7 adds scripts of its own for queue bindings and chords.
+  starts polling; since Celery 5.7 the Redis result backend keeps a chord's books by script
+  (each part's return, the callback's claim, the cleanup). kombu 5.7's scripts for the
+  bindings of expiring queues do not run here: no queue expires.
 * dramatiq: every broker operation (enqueue, fetch, ack, nack) is one script, ``dispatch``,
   after a probe of Lua's stack limit (``maxstack``).
 * RQ: the scheduler's lock is taken, refreshed (inside a MULTI pipeline) and released by
