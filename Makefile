@@ -15,7 +15,7 @@ PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/commands/test_stri
 	tests/commands/test_streams.py tests/commands/test_stream_groups.py tests/test_blocking.py tests/persistence/test_aof.py \
 	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py
 
-.PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example
+.PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example envs
 
 ## The dependencies, and Brook installed in place (BROOK_PURE: the compiled core is built once,
 ## by $(BUILD_STAMP), not by every pip install).
@@ -46,6 +46,12 @@ install: $(BUILD_STAMP)
 run: $(BUILD_STAMP)
 	mkdir -p data
 	$(BIN)/brook-server brook.conf $(ARGS)
+
+## One virtualenv per job framework in .bench-envs/ (bench/envs.py), each with the framework's
+## newest release: the framework tests and bench.frameworks make them on first use; this makes
+## (or checks) all eight and prints their versions. Delete .bench-envs/ for newer releases.
+envs:
+	$(PYTHON) -m bench.envs
 
 ## redis-server/redis-cli/redis-benchmark, for the parity tests and the benchmark.
 redis:
@@ -88,5 +94,5 @@ docs: $(STAMP)
 	$(BIN)/python -m brook.docs > docs/commands.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE) .redis-suite
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE) .redis-suite .bench-envs
 	find brook -name '*.so' -delete
