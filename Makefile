@@ -10,10 +10,12 @@ BUILD_STAMP := $(VENV)/.built
 SOURCES := $(shell find brook -name '*.py' -o -name '*.c' -o -name '*.h')
 # The pure-Python build's tree for `make test-pure`: the sources without their extensions.
 PURE := .pure
-# What the pure build runs in CI: one file per layer that a compiled module could break.
+# What the pure build runs in CI: one file per layer that a compiled module could break, and the
+# differential tests of what has a compiled or C twin (sets and sorted sets, long doubles).
 PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/commands/test_strings.py tests/commands/test_lists.py \
 	tests/commands/test_streams.py tests/commands/test_stream_groups.py tests/test_blocking.py tests/persistence/test_aof.py \
-	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py
+	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py \
+	tests/commands/test_set_differential.py tests/types/test_long_double.py
 
 .PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example envs
 
