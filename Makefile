@@ -79,7 +79,7 @@ test-redis-suite: $(BUILD_STAMP) redis
 ## Run from the pure tree itself: `python -m pytest` puts the working directory first on
 ## sys.path, so run from here it would import the compiled tree (conftest checks which it got).
 test-pure: $(STAMP) redis
-	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook tests pyproject.toml $(PURE)/
+	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook tests bench pyproject.toml $(PURE)/
 	find $(PURE) -name '*.so' -delete
 	cd $(PURE) && PYTHONPATH=$(CURDIR)/$(PURE) BROOK_EXPECT_BUILD=pure $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider $(PURE_SMOKE)
 
