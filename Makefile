@@ -10,12 +10,14 @@ BUILD_STAMP := $(VENV)/.built
 SOURCES := $(shell find brook -name '*.py' -o -name '*.c' -o -name '*.h')
 # The pure-Python build's tree for `make test-pure`: the sources without their extensions.
 PURE := .pure
-# What the pure build runs in CI: one file per layer that a compiled module could break.
+# What the pure build runs in CI: one file per layer that a compiled module could break, and the
+# differential tests of what has a compiled or C twin (sets and sorted sets, long doubles).
 PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/commands/test_strings.py tests/commands/test_lists.py \
 	tests/commands/test_streams.py tests/commands/test_stream_groups.py tests/test_blocking.py tests/persistence/test_aof.py \
-	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py
+	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py \
+	tests/commands/test_set_differential.py tests/types/test_long_double.py
 
-.PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example
+.PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example envs
 
 ## The dependencies, and Brook installed in place (BROOK_PURE: the compiled core is built once,
 ## by $(BUILD_STAMP), not by every pip install).
@@ -47,6 +49,12 @@ run: $(BUILD_STAMP)
 	mkdir -p data
 	$(BIN)/brook-server brook.conf $(ARGS)
 
+## One virtualenv per job framework in .bench-envs/ (bench/envs.py), each with the framework's
+## newest release: the framework tests and bench.frameworks make them on first use; this makes
+## (or checks) all eight and prints their versions. Delete .bench-envs/ for newer releases.
+envs:
+	$(PYTHON) -m bench.envs
+
 ## redis-server/redis-cli/redis-benchmark, for the parity tests and the benchmark.
 redis:
 	@scripts/ensure-redis.sh
@@ -71,7 +79,7 @@ test-redis-suite: $(BUILD_STAMP) redis
 ## Run from the pure tree itself: `python -m pytest` puts the working directory first on
 ## sys.path, so run from here it would import the compiled tree (conftest checks which it got).
 test-pure: $(STAMP) redis
-	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook tests pyproject.toml $(PURE)/
+	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r brook tests bench pyproject.toml $(PURE)/
 	find $(PURE) -name '*.so' -delete
 	cd $(PURE) && PYTHONPATH=$(CURDIR)/$(PURE) BROOK_EXPECT_BUILD=pure $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider $(PURE_SMOKE)
 
@@ -88,5 +96,5 @@ docs: $(STAMP)
 	$(BIN)/python -m brook.docs > docs/commands.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE) .redis-suite
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build $(PURE) .redis-suite .bench-envs
 	find brook -name '*.so' -delete

@@ -79,6 +79,9 @@ COMPILED = [
     "brook/scripting/runtime.py",
     "brook/scripting/cache.py",
     "brook/replication/state.py",
+    "brook/commands/list_blocking.py",
+    "brook/commands/pubsub.py",
+    "brook/commands/connection.py",
     # ACL checks (every command of a restricted user)
     "brook/acl/rules.py",
     "brook/acl/key_access.py",

@@ -30,13 +30,13 @@ own CPU, the polling intervals of each framework and what else runs. ``--command
 for every framework, the commands the server ran per job (INFO commandstats of the last round)
 and what each cost on either server.
 
-RQ, Celery, dramatiq and arq run from the project's own environment (its dev extras). BullMQ,
-saq, huey and taskiq (with taskiq-redis) each get a virtualenv of their own under
-``.bench-envs/<framework>/``, made on first use with the framework's newest release and
-redis-py (``framework_python``), and the producer and workers run with its python. The
-producer, the workers and the jobs are all this module (imported as ``bench.frameworks``; it
-imports nothing outside the standard library until a framework asks for its app), so the same
-file runs in every environment.
+Every framework gets a virtualenv of its own under ``.bench-envs/<framework>/``, the one the
+framework tests use too (``bench.envs``: made on first use with the framework's newest release
+and the redis-py its own requirements resolve to), and the producer and workers run with its
+python; the table's heading names the releases each environment holds. The producer, the
+workers and the jobs are all this module (imported as ``bench.frameworks``; it imports nothing
+outside the standard library until a framework asks for its app), so the same file runs in
+every environment.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.metadata
 import os
 import select
 import signal
@@ -53,13 +52,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.envs import framework_python, versions
+
 ROOT = Path(__file__).resolve().parent.parent
-ENV_ROOT = ROOT / ".bench-envs"
 QUEUE = "bench"
 DEFAULT_JOBS = 2_000
 DEFAULT_WORKERS = (1, 8)
@@ -473,11 +473,12 @@ async def serve_bullmq(port: int) -> None:
 
 @dataclass(frozen=True)
 class Framework:
+    """A framework's producer and worker; its environment is ``bench.envs``'s entry of the
+    same name."""
+
     name: str
     producer: type[Producer]
-    distributions: tuple[str, ...]  # whose versions the producer reports
     worker: Callable[[Path, int, int], list[str]]  # (bin dir, port, index) -> the worker's argv
-    requirements: tuple[str, ...] = ()  # empty: the project's environment has it
 
 
 def console(bin_dir: Path, script: str, *args: str) -> list[str]:
@@ -485,51 +486,25 @@ def console(bin_dir: Path, script: str, *args: str) -> list[str]:
 
 
 FRAMEWORKS = {framework.name: framework for framework in (
-    Framework("rq", RqProducer, ("rq", "redis"), lambda bin_dir, port, index: console(
+    Framework("rq", RqProducer, lambda bin_dir, port, index: console(
         bin_dir, "rq", "worker", "--url", server_url(port), "--worker-class",
         "rq.worker.SimpleWorker", QUEUE)),
-    Framework("celery", CeleryProducer, ("celery", "kombu", "redis"),
-              lambda bin_dir, port, index: console(
-                  bin_dir, "celery", "-A", f"{__name__}:celery_app", "worker", "--pool",
-                  "threads", "-n", f"bench{index}@%h")),
-    Framework("dramatiq", DramatiqProducer, ("dramatiq", "redis"),
-              lambda bin_dir, port, index: console(
-                  bin_dir, "dramatiq", f"{__name__}:dramatiq_broker", "--processes", "1")),
-    Framework("arq", ArqProducer, ("arq", "redis"), lambda bin_dir, port, index: console(
+    Framework("celery", CeleryProducer, lambda bin_dir, port, index: console(
+        bin_dir, "celery", "-A", f"{__name__}:celery_app", "worker", "--pool", "threads", "-n",
+        f"bench{index}@%h")),
+    Framework("dramatiq", DramatiqProducer, lambda bin_dir, port, index: console(
+        bin_dir, "dramatiq", f"{__name__}:dramatiq_broker", "--processes", "1")),
+    Framework("arq", ArqProducer, lambda bin_dir, port, index: console(
         bin_dir, "arq", f"{__name__}.ArqSettings")),
-    Framework("bullmq", BullmqProducer, ("bullmq", "redis"), lambda bin_dir, port, index: [
-        str(bin_dir / "python"), "-m", __name__, "--serve", "bullmq", "--port", str(port)],
-              ("bullmq", "redis")),
-    Framework("saq", SaqProducer, ("saq", "redis"), lambda bin_dir, port, index: console(
-        bin_dir, "saq", f"{__name__}.saq_settings"),
-              # saq 0.26 imports typing_extensions without declaring it
-              ("saq", "redis", "typing_extensions")),
-    Framework("huey", HueyProducer, ("huey", "redis"), lambda bin_dir, port, index: console(
-        bin_dir, "huey_consumer", f"{__name__}.huey_app"), ("huey", "redis")),
-    Framework("taskiq", TaskiqProducer, ("taskiq", "taskiq-redis", "redis"),
-              lambda bin_dir, port, index: console(
-                  bin_dir, "taskiq", "worker", f"{__name__}:taskiq_broker", "--workers", "1"),
-              ("taskiq", "taskiq-redis", "redis")),
+    Framework("bullmq", BullmqProducer, lambda bin_dir, port, index: [
+        str(bin_dir / "python"), "-m", __name__, "--serve", "bullmq", "--port", str(port)]),
+    Framework("saq", SaqProducer, lambda bin_dir, port, index: console(
+        bin_dir, "saq", f"{__name__}.saq_settings")),
+    Framework("huey", HueyProducer, lambda bin_dir, port, index: console(
+        bin_dir, "huey_consumer", f"{__name__}.huey_app")),
+    Framework("taskiq", TaskiqProducer, lambda bin_dir, port, index: console(
+        bin_dir, "taskiq", "worker", f"{__name__}:taskiq_broker", "--workers", "1")),
 )}
-
-
-def framework_python(name: str, requirements: Sequence[str], root: Path = ENV_ROOT) -> Path:
-    """The python of a virtualenv of one framework's own, ``root/<name>/``: made on first use
-    with the newest releases of ``requirements``, then reused while its stamp names the same
-    requirements (delete the directory for newer releases). A framework outside the project's
-    dependencies (redis-py pins, its own versions) runs unchanged there."""
-    env = root / name
-    python = env / "bin" / "python"
-    stamp = env / ".requirements"
-    wanted = "\n".join(requirements) + "\n"
-    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
-        return python
-    print(f"{name}: creating {env} with {', '.join(requirements)}", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip",
-                    *requirements], check=True, timeout=900)
-    stamp.write_text(wanted)
-    return python
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,8 +524,7 @@ def expect(word: str) -> None:
 def drive(name: str, port: int, jobs: int) -> None:
     """One job first (a worker is up), ``ready``; on ``go`` the measured jobs, ``done`` with
     the seconds they took; on ``verify`` every result checked, ``ok``."""
-    framework = FRAMEWORKS[name]
-    producer = framework.producer(port)
+    producer = FRAMEWORKS[name].producer(port)
     try:
         for attempt in range(3):
             # A job waiting when a worker starts can be lost to a race of the worker's start
@@ -566,9 +540,7 @@ def drive(name: str, port: int, jobs: int) -> None:
                 if attempt == 2:
                     raise
                 print(f"first job failed ({exc}); trying again", file=sys.stderr, flush=True)
-        versions = ", ".join(f"{dist} {importlib.metadata.version(dist)}"
-                             for dist in framework.distributions)
-        say(f"ready {versions}")
+        say("ready")
         expect("go")
         started = time.perf_counter()
         producer.submit(range(jobs))
@@ -597,7 +569,6 @@ class Run:
     seconds: float = 0.0
     server_cpu: float = 0.0
     worker_cpu: float = 0.0
-    versions: str = ""
     commandstats: dict[str, tuple[int, float]] = field(default_factory=dict)  # calls, usec
     problem: str = ""
 
@@ -732,9 +703,8 @@ def run_once(framework: Framework, python: Path, name: str, port: int, pid: int,
         assert producer.stdin is not None
         lines = Lines(producer)
         ready = lines.next(READY_TIMEOUT)
-        if not ready.startswith("ready"):
+        if ready != "ready":
             raise RuntimeError(f"producer said {ready!r}")
-        run.versions = ready.removeprefix("ready").strip()
         sessions = {process.pid for process in started[:-1]}
         if not settle(sessions):
             print(f"  ({framework.name}: workers still busy after {SETTLE_TIMEOUT:.0f} s)")
@@ -861,15 +831,15 @@ def bench(names: list[str], jobs: int, repeat: int, counts: list[int],
 
     runs: list[Run] = []
     skipped: dict[str, str] = {}
-    versions: dict[str, str] = {}
+    releases: dict[str, str] = {}
     herd.raise_fd_limit()
     with tempfile.TemporaryDirectory() as workdir:
         logs = Path(workdir)
         for name in names:
             framework = FRAMEWORKS[name]
             try:
-                python = (framework_python(name, framework.requirements)
-                          if framework.requirements else Path(sys.executable))
+                python = framework_python(name)
+                releases[name] = versions(name)
             except (subprocess.SubprocessError, OSError) as exc:
                 skipped[name] = f"environment not made: {exc}"
                 print(f"{name}: skipped ({skipped[name]})", flush=True)
@@ -884,7 +854,6 @@ def bench(names: list[str], jobs: int, repeat: int, counts: list[int],
                             run = run_once(framework, python, target.name, target.port,
                                            target.process.pid, workers, jobs, logs)
                             runs.append(run)
-                            versions[name] = run.versions or versions.get(name, "")
                             print(describe(run), flush=True)
             finally:
                 stop_targets(targets)
@@ -900,7 +869,7 @@ def bench(names: list[str], jobs: int, repeat: int, counts: list[int],
     print(f"Machine: {machine_description(clients=None)}")
     print(f"{jobs:,} jobs add(i, 1) per run, one producer; medians of {repeat}; server CPU "
           f"(user + system, /proc) per job.")
-    for name, text in versions.items():
+    for name, text in releases.items():
         print(f"  {name}: {text}")
     print()
     if runs:

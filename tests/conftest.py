@@ -33,6 +33,8 @@ from typing import Any
 import hiredis
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,8 +62,12 @@ class ServerProcess:
 
     def client(self, **kwargs: object) -> redis.Redis:
         """A redis-py client; RESP2 unless ``protocol=3`` is asked for (redis-py 8 defaults
-        to RESP3, and most of our users' clients speak RESP2)."""
+        to RESP3, and most of our users' clients speak RESP2). It sends each command once
+        unless ``retry`` says otherwise: redis-py 6 and later send a command again, up to ten
+        times, after a connection error, and a refused AUTH counts as one, so a test's one
+        command would reach the server eleven times."""
         kwargs.setdefault("protocol", 2)
+        kwargs.setdefault("retry", Retry(NoBackoff(), 0))
         return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kwargs)
 
     def log(self) -> str:
@@ -286,6 +292,14 @@ def error_text(reply: object) -> str:
     return str(reply)
 
 
+def whole_error(error: redis.RedisError) -> str:
+    """An error reply's whole text, as redis-py raised it: for the errors it has a class for
+    (MASTERDOWN, NOPERM, WRONGPASS...), redis-py 8 moves the code out of the message into
+    ``status_code`` (redis-py 5 left MASTERDOWN in the message)."""
+    code = getattr(error, "status_code", None)
+    return f"{code} {error}" if code else str(error)
+
+
 def call(raw: RawConnection, *args: bytes | str | int) -> bytes:
     """Send one command and return its complete raw reply."""
     raw.send(encode_request(*args))
@@ -467,6 +481,47 @@ def pytest_configure(config: pytest.Config) -> None:
     stale = stale_modules()
     if stale:  # the tests would run the compiled old code, not the source under test
         pytest.exit(f"compiled modules older than their source, run `make build`: {stale}", 2)
+
+
+# The job frameworks' environments (tests.support.frameworks): made once the tests are
+# collected, if any test asks for them, so that no test's timeout includes pip's downloads.
+_framework_envs: dict[str, Path | BaseException] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from bench.envs import is_current, prepare
+    from tests.support.frameworks import ENVS_FIXTURE, FRAMEWORKS
+
+    if session.config.option.collectonly or not any(
+            ENVS_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    missing = [name for name in FRAMEWORKS if not is_current(name)]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if missing and reporter is not None:
+        reporter.write_line(f"making the environments of {', '.join(missing)} in .bench-envs/")
+    _framework_envs.update(prepare(FRAMEWORKS))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Which releases the framework tests ran."""
+    from bench.envs import versions
+
+    made = [name for name, python in _framework_envs.items() if isinstance(python, Path)]
+    if made:
+        terminalreporter.write_line("framework environments (.bench-envs/): " + "; ".join(
+            f"{name}: {versions(name)}" for name in made))
+
+
+@pytest.fixture(scope="session")
+def framework_envs() -> dict[str, Path | BaseException]:
+    """Each job framework's python, or why its environment could not be made
+    (``tests.support.frameworks.run_driver`` fails the test then)."""
+    from bench.envs import prepare
+    from tests.support.frameworks import FRAMEWORKS
+
+    if not _framework_envs:  # collected without the hook's knowing (a plugin's doing): now
+        _framework_envs.update(prepare(FRAMEWORKS))
+    return _framework_envs
 
 
 def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

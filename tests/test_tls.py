@@ -6,7 +6,6 @@ client's, another CA signs a client certificate the server must refuse.
 
 from __future__ import annotations
 
-import os
 import socket
 import ssl
 import subprocess
@@ -22,11 +21,8 @@ import redis
 import trustme
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
-from rq import Queue
-from rq.job import JobStatus
 
 from tests.conftest import (
-    ROOT,
     ServerProcess,
     free_port,
     redis_binary,
@@ -34,6 +30,7 @@ from tests.conftest import (
     start_brook,
     start_redis,
 )
+from tests.support.frameworks import run_driver
 
 
 @dataclass
@@ -244,9 +241,13 @@ def test_acl_users_log_in_over_tls(server: TlsServer) -> None:
         admin.execute_command("ACL", "LOG", "RESET")  # the refused SET's entry
 
 
-def test_an_rq_worker_over_tls_as_an_acl_user(server: TlsServer) -> None:
+def test_an_rq_worker_over_tls_as_an_acl_user(
+        server: TlsServer, framework_envs: dict[str, Path | BaseException],
+        tmp_path: Path) -> None:
     """RQ's real worker, given a ``rediss://user:password@`` URL with the CA and a client
-    certificate, runs jobs with a user allowed RQ's keys and channels only."""
+    certificate, runs jobs with a user allowed RQ's keys and channels only. RQ runs in its
+    own environment (``tests.support.frameworks``): the jobs are enqueued and the worker
+    started there, and what they did is read back here."""
     admin = server.plain()
     admin.execute_command("ACL", "LOG", "RESET")
     admin.execute_command("ACL", "SETUSER", "rq", "on", ">pw", "~rq:*", "&rq:*", "+@all")
@@ -255,20 +256,11 @@ def test_an_rq_worker_over_tls_as_an_acl_user(server: TlsServer) -> None:
                        "ssl_keyfile": certs.client})
     url = f"rediss://rq:pw@127.0.0.1:{server.tls_port}/0?{query}"
     try:
-        connection = redis.Redis.from_url(url)
-        queue = Queue("default", connection=connection)
-        jobs = [queue.enqueue("tests.frameworks.framework_jobs.add", i, 100) for i in range(10)]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        done = subprocess.run([sys.executable, "-m", "rq.cli", "worker", "--burst", "--url", url,
-                               "default"], env=env, cwd=ROOT, capture_output=True, text=True,
-                              timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
-        for i, job in enumerate(jobs):
-            job.refresh()
-            assert job.get_status() == JobStatus.FINISHED
-            assert job.return_value() == i + 100
+        run = run_driver(framework_envs, "rq", "url_burst", server.tls_port, tmp_path,
+                         "--url", url)
+        assert run["statuses"] == ["finished"] * 10
+        assert run["values"] == [i + 100 for i in range(10)]
         assert admin.execute_command("ACL", "LOG") == []  # nothing was refused on the way
-        connection.close()
     finally:
         admin.execute_command("ACL", "DELUSER", "rq")
         admin.execute_command("ACL", "LOG", "RESET")

@@ -36,8 +36,14 @@ def noperm(client: redis.Redis, *args: object) -> str:
 
 def as_user(server: ServerProcess, name: str, password: str) -> redis.Redis:
     """A client logged in as ``name`` (without redis-py's CLIENT SETINFO, which the user's
-    rules may not allow)."""
-    return server.client(username=name, password=password, lib_name=None, lib_version=None)
+    rules may not allow: a ``DriverInfo`` of no name or version where redis-py has it,
+    ``lib_name`` and ``lib_version``, deprecated there, where it has not)."""
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:
+        return server.client(username=name, password=password, lib_name=None, lib_version=None)
+    return server.client(username=name, password=password,
+                         driver_info=DriverInfo(name=None, lib_version=None))
 
 
 # -- the rule language -------------------------------------------------------------------

@@ -2,9 +2,9 @@
 backend, and the tasks a real ``celery worker`` (a subprocess) runs.
 
 The worker imports ``tests.frameworks.celery_app`` and gets ``app``, built for the port in
-``BROOK_TEST_PORT``; the test process builds its own app for the server under test with
-``create_app`` (Celery apps cache their connections, so one app cannot follow the ``server``
-fixture from Brook to Redis). Tasks have fixed names so that either app can send them.
+``BROOK_TEST_PORT``; the driver (``tests.frameworks.celery_driver``, in Celery's environment
+with the same port) sends through the same app. Tasks have fixed names, the names the worker
+knows them by.
 
 Where Lua comes in: the worker's first poll takes kombu's restore mutex (a redis-py ``Lock``,
 released by script). Tasks that must show how often they ran (retries) count their runs in a
@@ -71,4 +71,5 @@ def create_app(port: int) -> Celery:
     return app
 
 
-app = create_app(int(os.environ.get("BROOK_TEST_PORT", "6379")))
+app_port = int(os.environ.get("BROOK_TEST_PORT", "6379"))
+app = create_app(app_port)

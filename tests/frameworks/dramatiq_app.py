@@ -4,9 +4,10 @@ dramatiq's Redis broker does everything through one Lua script (``dispatch``: en
 ack, nack, requeue, with a heartbeat and occasional maintenance on every call) and probes the
 Lua stack once with another (``maxstack``), so no message moves without EVALSHA.
 
-The worker runs ``dramatiq tests.frameworks.dramatiq_app:broker`` and gets a broker for the port in
-``BROOK_TEST_PORT``; the test process builds its own with ``create_broker`` and sends by actor
-name (``broker.get_actor("add")``). Results come back through the Results middleware (a Redis
+The worker runs ``dramatiq tests.frameworks.dramatiq_app:broker`` and gets a broker for the port
+in ``BROOK_TEST_PORT``; the driver (``tests.frameworks.dramatiq_driver``, in dramatiq's
+environment with the same port) sends through the same broker, by actor name
+(``broker.get_actor("add")``). Results come back through the Results middleware (a Redis
 list per message); the actors that must show how often they ran count their runs in a Redis
 key as well.
 """
@@ -63,4 +64,5 @@ def create_broker(port: int) -> RedisBroker:
     return broker
 
 
-broker = create_broker(int(os.environ.get("BROOK_TEST_PORT", "6379")))
+broker_port = int(os.environ.get("BROOK_TEST_PORT", "6379"))
+broker = create_broker(broker_port)
