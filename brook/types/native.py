@@ -10,8 +10,9 @@ runs the function's Python twin, which does the same:
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
 - ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
-- ``SortedKeys``: a sorted set's order keys, packed (:mod:`brook.types.zset`); its twins are
-  ``sortedcontainers.SortedList`` for a skiplist and a pickled ``bytes`` for a listpack;
+- ``SortedKeys``: a sorted set's order keys, packed (:mod:`brook.types.zset_native`); its twins
+  are :mod:`brook.types.zset_pure`'s ``SortedList`` for a skiplist and pickled ``bytes`` for a
+  listpack;
 - ``incr_by_float`` / ``timeout_millis``: :func:`brook.types.long_double.incr_by_float_twin`
   and :func:`~brook.types.long_double.timeout_millis_twin`, built only where C's long double
   is the x87 format the twins emulate (its own ``try`` below: elsewhere the others still load).
