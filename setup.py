@@ -82,6 +82,7 @@ COMPILED = [
     "brook/commands/list_blocking.py",
     "brook/commands/pubsub.py",
     "brook/commands/connection.py",
+    "brook/commands/clients.py",  # CLIENT SETINFO and MAINT_NOTIFICATIONS: every new connection
     # ACL checks (every command of a restricted user)
     "brook/acl/rules.py",
     "brook/acl/key_access.py",

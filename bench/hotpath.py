@@ -57,6 +57,12 @@ _row("zrangebyscore", b"ZRANGEBYSCORE", b"zset", b"-inf", b"+inf", b"LIMIT", b"0
 _row("zadd_1k", b"ZADD", b"bigzset", b"1700000000.5", b"job:1")
 _row("zrangebyscore_1k", b"ZRANGEBYSCORE", b"bigzset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
 _row("evalsha", b"EVALSHA", b"61636018f4e6b5817b89791bbed242f93fa089e3", b"1", b"counter")
+# What redis-py 8 sends on every new connection after HELLO (the handshake of a short-lived one).
+ROWS["handshake"] = lambda pipeline: b"".join((
+    _command(b"CLIENT", b"SETINFO", b"LIB-NAME", b"redis-py"),
+    _command(b"CLIENT", b"SETINFO", b"LIB-VER", b"8.1.0"),
+    _command(b"CLIENT", b"MAINT_NOTIFICATIONS", b"ON", b"moving-endpoint-type", b"internal-ip"),
+)) * pipeline
 ROWS["multi"] = lambda pipeline: b"".join((
     _command(b"MULTI"), _command(b"HSET", b"hash", b"status", b"started"),
     _command(b"EXPIRE", b"hash", b"100"), _command(b"EXEC"))) * pipeline
