@@ -82,6 +82,7 @@ COMPILED = [
     "brook/commands/list_blocking.py",
     "brook/commands/pubsub.py",
     "brook/commands/connection.py",
+    "brook/commands/clients.py",  # CLIENT SETINFO and MAINT_NOTIFICATIONS: every new connection
     # ACL checks (every command of a restricted user)
     "brook/acl/rules.py",
     "brook/acl/key_access.py",
@@ -100,7 +101,7 @@ NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
               depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h"])
     for name in ("_keytable", "_lp_size", "_member_set", "_node_seal", "_resp_pack",
-                 "_stream_ids")
+                 "_sorted_keys", "_stream_ids")
 ] + [
     # Only where long double is the x87 format brook.types.long_double emulates (an #error
     # elsewhere, and brook.types.native then leaves that one module out).

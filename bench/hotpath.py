@@ -53,7 +53,16 @@ _row("sadd", b"SADD", b"set", b"member:1")
 _row("sismember", b"SISMEMBER", b"set", b"member:1")
 _row("zadd", b"ZADD", b"zset", b"1700000000.5", b"job:1")
 _row("zrangebyscore", b"ZRANGEBYSCORE", b"zset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
+# The same on `bigzset`, 1,000 members (a skiplist; `zset`'s 100 are a listpack).
+_row("zadd_1k", b"ZADD", b"bigzset", b"1700000000.5", b"job:1")
+_row("zrangebyscore_1k", b"ZRANGEBYSCORE", b"bigzset", b"-inf", b"+inf", b"LIMIT", b"0", b"10")
 _row("evalsha", b"EVALSHA", b"61636018f4e6b5817b89791bbed242f93fa089e3", b"1", b"counter")
+# What redis-py 8 sends on every new connection after HELLO (the handshake of a short-lived one).
+ROWS["handshake"] = lambda pipeline: b"".join((
+    _command(b"CLIENT", b"SETINFO", b"LIB-NAME", b"redis-py"),
+    _command(b"CLIENT", b"SETINFO", b"LIB-VER", b"8.1.0"),
+    _command(b"CLIENT", b"MAINT_NOTIFICATIONS", b"ON", b"moving-endpoint-type", b"internal-ip"),
+)) * pipeline
 ROWS["multi"] = lambda pipeline: b"".join((
     _command(b"MULTI"), _command(b"HSET", b"hash", b"status", b"started"),
     _command(b"EXPIRE", b"hash", b"100"), _command(b"EXEC"))) * pipeline
@@ -117,8 +126,9 @@ class HotPath:
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
         self.client.data_received(_command(b"HSET", b"hash", b"status", b"queued"))
         self.client.data_received(_command(b"SADD", b"set", b"member:1"))  # SISMEMBER's set
-        members = [part for n in range(100) for part in (b"%d" % n, b"job:%d" % n)]
-        self.client.data_received(_command(b"ZADD", b"zset", *members))
+        for key, count in ((b"zset", 100), (b"bigzset", 1000)):
+            members = [part for n in range(count) for part in (b"%d" % n, b"job:%d" % n)]
+            self.client.data_received(_command(b"ZADD", key, *members))
         self.client.data_received(_command(b"SCRIPT", b"LOAD", INCR_SCRIPT))
 
     def sets(self) -> None:

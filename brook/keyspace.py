@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
 
 from mypy_extensions import trait
@@ -239,12 +239,15 @@ class Database:
                     return key
             self.expire_key(key)
 
-    def field_index(self, key: bytes, fields: Collection[bytes]) -> ScanIndex:
-        """A ScanIndex of a hash's fields, kept between HSCAN calls while the hash is unchanged."""
+    def field_index(self, key: bytes, fields: Collection[bytes],
+                    members: Iterable[bytes] | None = None) -> ScanIndex:
+        """A ScanIndex of a hash's fields, kept between HSCAN calls while the hash is unchanged
+        (``members``: what to index when iterating ``fields`` does not give it, as a compiled
+        sorted set gives its order keys)."""
         cached = self.field_indexes.get(key)
         if cached is not None and cached[0] is fields and cached[1].count == len(fields):
             return cached[1]
-        index = ScanIndex(fields, len(fields))
+        index = ScanIndex(fields if members is None else members, len(fields))
         if len(self.field_indexes) >= _FIELD_INDEX_CACHE:
             del self.field_indexes[next(iter(self.field_indexes))]
         self.field_indexes[key] = (fields, index)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brook.commands.args import parse_int
@@ -27,6 +26,7 @@ from brook.protocol import resp
 from brook.session import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 
 if TYPE_CHECKING:
+    from brook.acl.rules import User
     from brook.session import Session
 
 _CLIENT_TYPES = {b"normal": "normal", b"slave": "replica", b"replica": "replica",
@@ -135,17 +135,18 @@ def client_info(client: Session, args: list[bytes]) -> bytes:
     return _list_reply(client, [client], args)
 
 
-@dataclass
 class KillFilter:
-    """CLIENT KILL's filters; every given one must match (Redis's clientKill)."""
+    """CLIENT KILL's filters; every given one must match (Redis's clientKill). A plain class,
+    not a dataclass: the compiled build runs a dataclass's generated ``__init__`` interpreted."""
 
-    client_id: int | None = None
-    kind: str | None = None
-    addr: str | None = None
-    laddr: str | None = None
-    user: object = None  # the ACL user (compared by identity)
-    skip_me: bool = True
-    max_age: int = 0
+    def __init__(self) -> None:
+        self.client_id: int | None = None
+        self.kind: str | None = None
+        self.addr: str | None = None
+        self.laddr: str | None = None
+        self.user: User | None = None  # the ACL user (compared by identity)
+        self.skip_me = True
+        self.max_age = 0
 
     def matches(self, candidate: Session, caller: Session, now: float) -> bool:
         if self.addr is not None and candidate.addr != self.addr:

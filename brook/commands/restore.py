@@ -182,10 +182,7 @@ def brook_restore_idmp(client: Session, args: list[bytes]) -> bytes:
              for i in range(0, len(items), 3)]
     if any(when < 0 for _, _, when in pairs):
         raise CommandError("ERR invalid time")
-    idmp = _idmp(client, _stream(client, args[1]))
-    seen = idmp.producers.setdefault(args[3], {})
-    for iid, entry_id, when in pairs:
-        seen[iid] = (entry_id, when)
+    _idmp(client, _stream(client, args[1])).restore(args[3], pairs)
     return _changed(client, args[1])
 
 

@@ -62,16 +62,14 @@ def zadd_generic(client: Session, args: list[bytes], flags: int) -> bytes:
     # Redis's error.
     added = updated = processed = 0
     score = 0.0
-    index = zset.index
     try:
         for i, new_score in enumerate(scores):
             member = args[position + 1 + 2 * i]
-            old = zset.find(member) if index is None else index.get(member)
+            old = zset.find(member)
             if old is None:
                 if flags & _XX:
                     continue
                 zset.add(member, new_score, config, None)
-                index = zset.index  # a listpack may have converted
                 added += 1
                 processed += 1
                 score = new_score

@@ -465,8 +465,8 @@ def zscan(client: Session, args: list[bytes]) -> bytes:
                 items.append(resp.format_double(key_score(key)))
         return scan_reply(0, items)
     found: list[bytes] = []
-    cursor = client.db.field_index(args[1], zset.index).walk(  # type: ignore[arg-type]
-        cursor, options.count, found)
+    fields, members = zset.scan_members()
+    cursor = client.db.field_index(args[1], fields, members).walk(cursor, options.count, found)
     for member in found:
         score = zset.score(member)  # the double itself: a skiplist's sign of zero shows
         if score is not None and (matches is None or matches(member)):

@@ -168,9 +168,9 @@ def stream_commands(key: bytes, stream: Stream) -> Iterator[list[bytes]]:
     if idmp is not None:
         yield [b"XCFGSET", key, b"IDMP-DURATION", _int(idmp.duration), b"IDMP-MAXSIZE",
                _int(idmp.maxsize)]
-        for pid, seen in list(idmp.producers.items()):
+        for pid, history in list(idmp.producers.items()):
             command = [b"BROOK.RESTORE-IDMP", key, b"PRODUCER", pid]
-            for iid, (entry_id, when) in list(seen.items()):
+            for iid, entry_id, when in history.records():
                 command += (iid, format_id(entry_id), _int(when))
                 if len(command) >= 4 + 3 * ITEMS_PER_CMD:
                     yield command

@@ -324,12 +324,12 @@ def _write_idmp(w: _Writer, idmp: Idmp | None) -> None:
           + _U64.pack(idmp.duplicates))
     producers = list(idmp.producers.items())
     w.u64(len(producers))
-    for pid, seen in producers:
+    for pid, history in producers:
+        records = history.records()
         w.blob(pid)
-        w.strings(list(seen))
-        records = list(seen.values())
-        w.ids([entry_id for entry_id, _ in records])
-        w.column("q", [when for _, when in records])
+        w.strings([iid for iid, _, _ in records])
+        w.ids([entry_id for _, entry_id, _ in records])
+        w.column("q", [when for _, _, when in records])
 
 
 def _write_group(w: _Writer, group: Group) -> None:
@@ -627,7 +627,7 @@ def _read_idmp(r: _Reader) -> Idmp | None:
         iids = r.strings()
         ids = r.ids(len(iids))
         times = r.column("q", len(iids))
-        idmp.producers[pid] = dict(zip(iids, zip(ids, times, strict=True), strict=True))
+        idmp.restore(pid, list(zip(iids, ids, times, strict=True)))
     return idmp
 
 

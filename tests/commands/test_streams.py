@@ -1575,6 +1575,23 @@ def test_idmp_producers_and_iids_are_separate(r):
     assert run(r, "XADD", "s", "IDMP", "producer2", "req-123", "*", "field", "dup") == b
     assert r.xlen("s") == 3
 
+@pytest.mark.min_redis(8, 6)
+def test_idmp_in_any_spelling_and_position_is_one_history(r):
+    # The plain ``IDMP p iid *`` form and the same option spelt or placed otherwise share
+    # one history and one set of counters.
+    first = run(r, "XADD", "s", "IDMP", "p", "req-1", "*", "f", "1")
+    assert run(r, "XADD", "s", "idmp", "p", "req-1", "*", "f", "2") == first
+    assert run(r, "XADD", "s", "MAXLEN", "100", "IDMP", "p", "req-1", "*", "f", "3") == first
+    second = run(r, "xadd", "s", "IdMp", "p", "req-2", "*", "f", "4")
+    assert run(r, "XADD", "s", "IDMP", "p", "req-2", "*", "f", "5") == second
+    info = dict(zip(*[iter(run(r, "XINFO", "STREAM", "s"))] * 2, strict=True))
+    assert (info[b"iids-added"], info[b"iids-duplicates"], info[b"length"]) == (2, 3, 2)
+    assert error_of(r, "XADD", "s", "IDMP", "p", "req-3", "*", "f") == (
+        "wrong number of arguments for 'xadd' command")
+    r.set("str", "x")
+    assert error_of(r, "XADD", "str", "IDMP", "p", "req-1", "*", "f", "v") == WRONGTYPE
+
+
 
 @pytest.mark.min_redis(8, 6)
 def test_idmpauto_dedups_identical_content(r):

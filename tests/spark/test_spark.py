@@ -96,6 +96,16 @@ def test_batch_read_default_schema(spark, r, server):
     assert rows[2].fields == {"page": "p2", "n": "2"}
 
 
+def test_batch_read_replaces_invalid_utf8_in_strings(spark, r, server):
+    r.xadd("s", {b"page\xff": b"ho\xfeme", "n": "1"}, id="1-1")
+    r.xadd("s", {"page": "caf\xe9".encode(), "n": b"\xc3"}, id="2-1")
+    rows = source(spark, server.port, streams="s").load().orderBy("id").collect()
+    assert [row.fields for row in rows] == [{"page\ufffd": "ho\ufffdme", "n": "1"},
+                                            {"page": "café", "n": "\ufffd"}]
+    typed = source(spark, server.port, streams="s").schema("_id STRING, n STRING").load()
+    assert [row.n for row in typed.orderBy("_id").collect()] == ["1", "\ufffd"]
+
+
 def test_batch_read_several_streams_ranges_and_partitions(spark, r, server):
     fill(r, "a", 1000, per_ms=7)
     fill(r, "b", 10, start_ms=1_800_000_000_000, per_ms=5)
