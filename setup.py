@@ -110,6 +110,8 @@ NATIVE = [
 ] + [
     Extension("brook.protocol._double_text", ["brook/protocol/_double_text.c"],
               extra_compile_args=["-O2"]),
+    Extension("brook.protocol._bulks", ["brook/protocol/_bulks.c"], extra_compile_args=["-O2"],
+              depends=["brook/types/_decimal.h"]),
 ]
 
 

@@ -21,13 +21,19 @@ Imports: hiredis and :mod:`brook.protocol.requests` only.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 import hiredis
 
 from brook.protocol.requests import ProtocolError, parse_strict_int
+from brook.protocol.resp import pack_bulks
 
-_pack = hiredis.pack_command
+try:  # the compiled build's check in C (brook/protocol/_bulks.c), without re-encoding
+    from brook.protocol._bulks import framed_end as _native_framed_end
+    _FRAMED_END: Callable[[bytes | bytearray, int, object], int] | None = _native_framed_end
+except ImportError:
+    _FRAMED_END = None
 dangerous_header = re.compile(rb"\*\d{7}").search
 
 _STAR: Final = 0x2A
@@ -44,10 +50,11 @@ def may_hold_other_elements(data: bytes | bytearray) -> bool:
 
 class FramedGets:
     """``Reader.gets`` for bytes that may hold a request hiredis accepts and Redis does not
-    (see :func:`may_hold_other_elements`): each request is encoded again as a client encodes
-    it (``hiredis.pack_command``, in C) and compared with the bytes it came from before it is
-    handed over; a mismatch raises :class:`ProtocolError`, which stops the caller before
-    that request runs. ``data`` starts at a request boundary."""
+    (see :func:`may_hold_other_elements`): each request is compared with the bytes it came
+    from, as a client would have written it, before it is handed over (the compiled build's
+    ``framed_end`` in C walks the bytes; the pure build encodes the request again); a mismatch
+    raises :class:`ProtocolError`, which stops the caller before that request runs. ``data``
+    starts at a request boundary."""
 
     __slots__ = ("data", "gets", "position")
 
@@ -62,7 +69,13 @@ class FramedGets:
             return request
         if type(request) is not list:  # a map, a push, a null array
             raise ProtocolError("not an array")
-        encoded = _pack(tuple(request))  # TypeError for an element that is not bytes
+        if _FRAMED_END is not None:
+            end = _FRAMED_END(self.data, self.position, request)
+            if end < 0:
+                raise ProtocolError("not framed as bulk strings")
+            self.position = end
+            return request
+        encoded = pack_bulks(tuple(request))  # TypeError for an element that is not bytes
         if not self.data.startswith(encoded, self.position):
             raise ProtocolError("not framed as bulk strings")
         self.position += len(encoded)
@@ -99,7 +112,7 @@ def _exactly_requests(data: bytes, count: int) -> bool:
         if type(request) is not list:
             return False
         try:
-            total += len(_pack(tuple(request)))
+            total += len(pack_bulks(tuple(request)))
         except TypeError:
             return False
     return total == len(data)

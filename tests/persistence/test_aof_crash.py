@@ -40,8 +40,14 @@ class Load:
         ]
 
     def start(self) -> None:
+        """Start the writers and return once the server has acknowledged an XADD and an LPUSH:
+        on a busy machine threads and connections can take longer to start than the random
+        pause before the kill, which must fall in the middle of the load."""
         for thread in self.threads:
             thread.start()
+        deadline = time.monotonic() + 30
+        while not (self.added and self.pushed) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def join(self) -> None:
         for thread in self.threads:
