@@ -15,7 +15,7 @@ PURE := .pure
 PURE_SMOKE := tests/test_core.py tests/test_dispatch.py tests/commands/test_strings.py tests/commands/test_lists.py \
 	tests/commands/test_streams.py tests/commands/test_stream_groups.py tests/test_blocking.py tests/persistence/test_aof.py \
 	tests/protocol/test_protocol.py tests/commands/test_server_commands.py tests/commands/test_scan.py tests/types/test_keytable.py \
-	tests/commands/test_set_differential.py tests/types/test_long_double.py
+	tests/commands/test_set_differential.py tests/types/test_member_set.py tests/types/test_long_double.py
 
 .PHONY: run test test-pure test-redis-suite lint bench docs install build redis clean example envs
 

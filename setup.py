@@ -100,7 +100,8 @@ COMPILED = [
 NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
               depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h"])
-    for name in ("_keytable", "_lp_size", "_node_seal", "_resp_pack", "_sorted_keys", "_stream_ids")
+    for name in ("_keytable", "_lp_size", "_member_set", "_node_seal", "_resp_pack",
+                 "_sorted_keys", "_stream_ids")
 ] + [
     # Only where long double is the x87 format brook.types.long_double emulates (an #error
     # elsewhere, and brook.types.native then leaves that one module out).

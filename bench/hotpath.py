@@ -69,6 +69,14 @@ ROWS["multi"] = lambda pipeline: b"".join((
 ROWS["worker"] = ROWS["ping"]  # not fed as is: HotPath.worker (µs per entry delivered and acked)
 ROWS["scan"] = ROWS["ping"]  # not fed as is: HotPath.scan (µs per entry of a full XRANGE scan)
 ROWS["xadd_idmp"] = ROWS["ping"]  # not fed as is: HotPath.idmp (the Spark sink's exactly-once XADD)
+# Sets beyond one small set's: a large set's lookups, replies of 1,000 members, an intersection
+# (HotPath.sets fills them), a new member per request, and pops that empty a large set.
+_row("sismember_large", b"SISMEMBER", b"large", b"element:000000012345")
+_row("smembers", b"SMEMBERS", b"s1000")
+_row("sinter", b"SINTER", b"s1000", b"t1000")
+ROWS["sadd_new"] = ROWS["ping"]  # not fed as is: HotPath.distinct (SADD of a new member each)
+ROWS["spop"] = ROWS["ping"]  # not fed as is: a set filled with a member per SPOP first
+_SET_ROWS = ("sismember_large", "smembers", "sinter")
 
 
 class _Transport:
@@ -117,10 +125,42 @@ class HotPath:
         self.client.data_received(_command(b"FLUSHALL"))
         self.client.data_received(_command(b"RPUSH", b"mylist", *[b"xxx"] * 100))
         self.client.data_received(_command(b"HSET", b"hash", b"status", b"queued"))
+        self.client.data_received(_command(b"SADD", b"set", b"member:1"))  # SISMEMBER's set
         for key, count in ((b"zset", 100), (b"bigzset", 1000)):
             members = [part for n in range(count) for part in (b"%d" % n, b"job:%d" % n)]
             self.client.data_received(_command(b"ZADD", key, *members))
         self.client.data_received(_command(b"SCRIPT", b"LOAD", INCR_SCRIPT))
+
+    def sets(self) -> None:
+        """The sets the set rows read: ``large`` (100,000 members), ``s1000`` and ``t1000``
+        (1,000 each, half of them shared)."""
+        receive = self.client.data_received
+        for start in range(0, 100_000, 100):
+            receive(_command(b"SADD", b"large",
+                             *[b"element:%012d" % n for n in range(start, start + 100)]))
+        receive(_command(b"SADD", b"s1000", *[b"member:%d" % n for n in range(1000)]))
+        receive(_command(b"SADD", b"t1000", *[b"member:%d" % n for n in range(500, 1500)]))
+
+    def distinct(self, name: str, reads: int, pipeline: int) -> float:
+        """µs of CPU per ``SADD grown <new member>`` (the set grows from nothing through its
+        encodings), or per ``SPOP popped`` of a set holding a member for each."""
+        receive = self.client.data_received
+        self.reset()
+        total = reads * pipeline
+        if name == "spop":
+            for start in range(0, total, 100):
+                receive(_command(b"SADD", b"popped",
+                                 *[b"member:%d" % n for n in range(start, start + 100)]))
+            payloads = [_command(b"SPOP", b"popped") * pipeline] * reads
+        else:
+            payloads = [b"".join(_command(b"SADD", b"grown", b"member:%d" % n)
+                                 for n in range(read * pipeline, (read + 1) * pipeline))
+                        for read in range(reads)]
+        started = time.process_time()
+        for payload in payloads:
+            receive(payload)
+        spent = time.process_time() - started
+        return spent * 1e6 / total
 
     def fill(self, key: bytes, entries: int) -> None:
         """``entries`` readings (three fields) in stream ``key``, XADDed 100 per read."""
@@ -207,9 +247,13 @@ class HotPath:
             return self.scan(reads * pipeline)
         if name == "xadd_idmp":
             return self.idmp(reads, pipeline)
+        if name in ("sadd_new", "spop"):
+            return self.distinct(name, reads, pipeline)
         payload = ROWS[name](pipeline)
         receive = self.client.data_received
         self.reset()
+        if name in _SET_ROWS:
+            self.sets()
         if name == "rpop":  # a list long enough for every pop
             for _ in range(reads):
                 receive(ROWS["lpush"](pipeline))

@@ -267,6 +267,23 @@ def test_memory_usage_follows_the_value(brook: ServerProcess):
     assert 1_000_000 <= r.memory_usage("list") < 1_600_000
 
 
+@pytest.mark.parametrize("member", [b"%d", b"member:%013d", b"x" * 300 + b"%d"],
+                         ids=["in-slot", "short", "long"])
+def test_memory_usage_of_a_set_is_what_filling_it_took(brook: ServerProcess, member: bytes):
+    """A set's members have no Python objects on the compiled build (brook/types/_member_set.c):
+    MEMORY USAGE reads its __sizeof__, which must say what the allocators hold for it."""
+    r = brook.client()
+    r.flushall()
+    before = r.info("memory")["used_memory"]
+    pipe = r.pipeline(transaction=False)
+    for start in range(0, 10_000, 1000):
+        pipe.sadd("s", *[member % n for n in range(start, start + 1000)])
+    pipe.execute()
+    grown = r.info("memory")["used_memory"] - before
+    assert r.object("encoding", "s") == b"hashtable"
+    assert 0.85 * grown <= r.memory_usage("s", samples=0) <= 1.15 * grown
+
+
 # -- accounting (Brook) --------------------------------------------------------------------------
 
 def test_used_memory_rises_and_falls_with_the_data(brook: ServerProcess):

@@ -6,10 +6,11 @@ A Python dict cannot resume an iteration: it has no stable positions and iterato
 changes size. So every scanned collection is walked as a hash table in which a key lives in
 bucket ``hash(key) & mask`` of a power-of-two table, and the cursor is Redis's: the next bucket
 to visit, counted in *reverse binary* (the high bit of the bucket number is incremented first,
-see ``scanindex.next_cursor``). A hash, set or sorted set gets a
-:class:`~brook.types.scanindex.ScanIndex` beside it; the keyspace's table is one itself (the C
-table's bucket is a key's home slot: linear probing without tombstones keeps every key in the
-run of slots that starts at its home, brook/types/_keytable.c).
+see ``scanindex.next_cursor``). A hash or sorted set gets a
+:class:`~brook.types.scanindex.ScanIndex` beside it; the keyspace's table is one itself, and so
+is a set's hash table (the C tables' bucket is a home slot: linear probing without tombstones
+keeps every entry in the run of slots that starts at its home, brook/types/_keytable.c and
+_member_set.c).
 
 Why that gives Redis's guarantees:
 
@@ -27,13 +28,14 @@ Why that gives Redis's guarantees:
 * Each call costs O(COUNT): it visits buckets until COUNT elements were seen (at most
   10 * COUNT buckets, empty ones included, as Redis bounds it), touching nothing else.
 
-Keeping an index current costs the hot paths nothing. The keyspace's table needs none (its pure
-twin builds one on the first SCAN and catches up with insertions from the dict's newest
-entries, brook/types/keytable.py). For HSCAN, SSCAN and ZSCAN, a value small enough to be a
+Keeping an index current costs the hot paths nothing. The keyspace's table and a set's C table
+need none (their pure twins build one on the first walk: the keyspace's catches up with
+insertions from the dict's newest entries, brook/types/keytable.py; a set's is dropped by any
+change, brook/types/member_set.py). For HSCAN, SSCAN and ZSCAN, a value small enough to be a
 listpack (or an intset) in Redis is returned whole with cursor 0, exactly as Redis does; a
-larger one gets a member index that is kept between calls until the value is written
-(``db.modified`` drops it), so iterating a value that is being modified rebuilds the index
-(O(members)) on the next call, still returning every member present throughout.
+larger hash or sorted set gets a member index that is kept between calls until the value is
+written (``db.modified`` drops it), so iterating a value that is being modified rebuilds the
+index (O(members)) on the next call, still returning every member present throughout.
 
 ``COUNT`` counts elements looked at, before MATCH/TYPE filtering, so a call may return fewer (or
 no) elements with a non-zero cursor, as in Redis. Expired keys are filtered out (and deleted).
@@ -147,13 +149,9 @@ def sscan(client: Session, args: list[bytes]) -> bytes:
     if members is None:
         return EMPTY_SCAN
     options = ScanOptions(args, 3, "members")
-    if members.encoding != "hashtable":  # type: ignore[attr-defined]
-        # intset and listpack sets come back whole, in their order, with cursor 0.
-        cursor, found = 0, list(members)  # type: ignore[call-overload]
-    else:
-        found = []
-        cursor = client.db.field_index(args[1], members).walk(  # type: ignore[arg-type]
-            cursor, options.count, found)
+    # intset and listpack sets come back whole, in their order, with cursor 0.
+    found: list[bytes] = []
+    cursor = members.walk(cursor, options.count, found)  # type: ignore[attr-defined]
     matches = options.matches
     return scan_reply(cursor, [member for member in found if member in members  # type: ignore[operator]
                            and (matches is None or matches(member))])

@@ -9,24 +9,36 @@ when it took everything), never the random request itself.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, cast
 
 from brook.commands.args import LONG_MAX, MAX_REPEATED_MEMBERS, parse_int
 from brook.commands.registry import COMMANDS, SYNTAX_ERROR, CommandError, command, of_type
 from brook.notify import SET, created, emptied, stored, written
 from brook.persistence.effects import propagate
 from brook.protocol import resp
+from brook.types import native
 from brook.types.set import HASHTABLE, INTSET, LISTPACK, SetValue
 
 if TYPE_CHECKING:
     from brook.keyspace import Database
     from brook.session import Session
+    from brook.types._member_set import MemberSet as CMemberSet
 
 NOT_POSITIVE = "ERR value is out of range, must be positive"
 # SPOP persists its removals as SREMs of at most this many members (Redis's batch).
 _SREM_BATCH = 1024
 # SPOP rebuilds the set from what it keeps once it takes this many times more than it keeps.
 _SPOP_MOVE_STRATEGY_MUL = 5
+# Whether sets hold the C MemberSet (brook/types/_member_set.c), which writes its own replies.
+_C_MEMBERS: Final = native.MemberSet is not None
+
+
+def _members_reply(members: SetValue, proto: int) -> bytes:
+    """A set's members as a set reply (:func:`resp.set_of_bulks`), which the compiled build's C
+    MemberSet writes itself, with no bytes object per member."""
+    if _C_MEMBERS:
+        return cast("CMemberSet", members.members).reply(proto)
+    return resp.set_of_bulks(members, proto)
 
 
 def _read_set(db: Database, key: bytes) -> SetValue | None:
@@ -174,7 +186,9 @@ def scard(client: Session, args: list[bytes]) -> bytes:
 )
 def smembers(client: Session, args: list[bytes]) -> bytes:
     members = _read_set(client.db, args[1])
-    return resp.set_of_bulks(members or (), client.protocol)
+    if members is None:
+        return resp.set_of_bulks((), client.protocol)
+    return _members_reply(members, client.protocol)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,7 +321,7 @@ def _intersection(sets: list[SetValue]) -> list[bytes]:
     """The members of the smallest set that every other set has, in the smallest's order."""
     ordered = sorted(sets, key=len)
     first, others = ordered[0], [s for s in ordered[1:] if s is not ordered[0]]
-    return [m for m in first if all(m in other for other in others)]
+    return first.select(others, True)
 
 
 def _inter(client: Session, keys: list[bytes], destination: bytes | None) -> bytes:
@@ -379,16 +393,10 @@ def sintercard(client: Session, args: list[bytes]) -> bytes:
     sets = _sets_of(client.db, args[2:2 + numkeys])
     if any(s is None for s in sets):
         return resp.ZERO
-    ordered = sorted(sets, key=len)  # type: ignore[arg-type]
+    ordered: list[SetValue] = sorted(sets, key=len)  # type: ignore[arg-type]
     first = ordered[0]
     others = [s for s in ordered[1:] if s is not first]
-    found = 0
-    for member in first:  # type: ignore[union-attr]
-        if all(member in other for other in others):  # type: ignore[operator]
-            found += 1
-            if found == limit:
-                break
-    return resp.integer(found)
+    return resp.integer(len(first.select(others, True, limit)))
 
 
 def sintercard_key_positions(argc: int, args: list[bytes]) -> list[int]:
@@ -409,7 +417,7 @@ def _union_or_diff(client: Session, keys: list[bytes], destination: bytes | None
                    union: bool) -> bytes:
     """sunionDiffGenericCommand. The result starts as an empty intset and converts as members
     join it, as Redis's does; without a destination, any listpack or hash table among the
-    inputs makes it a hash table (its order is then the insertion order here)."""
+    inputs makes it a hash table (in the hash table's order, as Redis's)."""
     sets = _sets_of(client.db, keys)
     config = client.server.config
     kind = INTSET
@@ -423,12 +431,11 @@ def _union_or_diff(client: Session, keys: list[bytes], destination: bytes | None
                 result.add(member, config)
     elif first is not None and not any(s is first for s in sets[1:]):
         others = [s for s in sets[1:] if s is not None]
-        for member in first:
-            if not any(member in other for other in others):
-                result.add(member, config)
+        for member in first.select(others, False):
+            result.add(member, config)
     if destination is not None:
         return _store(client, destination, result, b"sunionstore" if union else b"sdiffstore")
-    return resp.set_of_bulks(result, client.protocol)
+    return _members_reply(result, client.protocol)
 
 
 @command(

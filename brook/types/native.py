@@ -10,6 +10,7 @@ runs the function's Python twin, which does the same:
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
 - ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
+- ``MemberSet``: :class:`brook.types.member_set.MemberSet` (a set's members);
 - ``SortedKeys``: a sorted set's order keys, packed (:mod:`brook.types.zset_native`); its twins
   are :mod:`brook.types.zset_pure`'s ``SortedList`` for a skiplist and pickled ``bytes`` for a
   listpack;
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from brook.types import keytable
+from brook.types import keytable, member_set
 
 if TYPE_CHECKING:
     from brook.types import _sorted_keys
@@ -36,12 +37,21 @@ plain_id: Callable[[bytes], int] | None
 plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
 KeyTable: type[keytable.KeyTable] | None
+MemberSet: type[member_set.MemberSet] | None
 SortedKeys: type[_sorted_keys.SortedKeys] | None
 incr_by_float: Callable[[bytes | bytearray | None, bytes], bytes | int] | None
 timeout_millis: Callable[[bytes], int | None] | None
 
 try:
-    from brook.types import _keytable, _lp_size, _node_seal, _resp_pack, _sorted_keys, _stream_ids
+    from brook.types import (
+        _keytable,
+        _lp_size,
+        _member_set,
+        _node_seal,
+        _resp_pack,
+        _sorted_keys,
+        _stream_ids,
+    )
     appended_size = _lp_size.appended_size
     seal_node = _node_seal.seal_node
     pack_node = _resp_pack.pack_node
@@ -49,10 +59,11 @@ try:
     plain_ids = _stream_ids.plain_ids
     next_auto_id = _stream_ids.next_auto_id
     KeyTable = _keytable.KeyTable  # type: ignore[assignment]  # the twin's methods, in C
+    MemberSet = _member_set.MemberSet  # type: ignore[assignment]  # the twin's methods, in C
     SortedKeys = _sorted_keys.SortedKeys
 except ImportError:
     appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
-    KeyTable = SortedKeys = None
+    KeyTable = MemberSet = SortedKeys = None
 
 try:
     from brook.types import _long_double

@@ -1,33 +1,34 @@
-"""The set value type: the members in a dict, with the encoding Redis would be using.
+"""The set value type: the members, with the encoding Redis would be using.
 
 Redis keeps a set of integers as an *intset* (sorted, up to ``set-max-intset-entries``), a small
 set as a *listpack* (insertion order, up to ``set-max-listpack-entries`` members of at most
 ``set-max-listpack-value`` bytes) and anything else as a hash table, converting one way only
 (t_set.c's setTypeAddAux). The encoding decides what users see: OBJECT ENCODING, the order of
 SMEMBERS/SSCAN (an intset is sorted, a listpack is in insertion order) and whether SSCAN
-returns everything at once. A dict keeps insertion order and answers membership in O(1) for
-every encoding, so only the intset's order is computed, when it is iterated (at most 512
-members by default).
+returns everything at once.
 
-Random picks (SPOP, SRANDMEMBER) on a large set use a lazily built list of its members, which
-additions extend and picks prune of removed members, so each pick is O(1) amortised instead of
-listing the set; a set that is never sampled never pays for the list.
+:class:`SetValue` keeps those rules; its members live in a :class:`MemberSet` of the same form,
+which the compiled build has in C (``brook/types/_member_set.c``: the members packed, no Python
+object per member) and the pure build as its Python twin, a dict (:mod:`brook.types.member_set`).
+``kind`` is the MemberSet's own, mirrored here so the hot paths read it as a native field.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Iterator
-from typing import Protocol
+from typing import Any, Final, Protocol
 
 from brook.protocol.requests import parse_strict_int
+from brook.types import native
+from brook.types.member_set import HASHTABLE, INTSET, LISTPACK, MemberSet
 
-INTSET, LISTPACK, HASHTABLE = 0, 1, 2
-ENCODING_NAMES = ("intset", "listpack", "hashtable")
+ENCODING_NAMES: Final = ("intset", "listpack", "hashtable")
 # intset.c keeps at most 2**30 entries, whatever set-max-intset-entries says.
-_INTSET_HARD_LIMIT = 1 << 30
-# Below this many members a pick lists the set: cheaper than keeping a pool for it.
-_SMALL = 64
+_INTSET_HARD_LIMIT: Final = 1 << 30
+# The members' container: C on the compiled build, the dict twin on the pure one.
+_MEMBERS: Final[Any] = native.MemberSet or MemberSet
+
+__all__ = ["ENCODING_NAMES", "HASHTABLE", "INTSET", "LISTPACK", "SetLimits", "SetValue"]
 
 
 class SetLimits(Protocol):
@@ -42,24 +43,18 @@ def _intset_limit(limits: SetLimits) -> int:
     return min(limits.set_max_intset_entries, _INTSET_HARD_LIMIT)
 
 
-def _digits(number: int) -> int:
-    """sdigits10: the length of the number written in decimal, sign included."""
-    return len(b"%d" % number)
-
-
-class SetValue(dict[bytes, None]):
+class SetValue:
     """A set; ``kind`` is its Redis encoding (INTSET, LISTPACK or HASHTABLE).
 
     Members are changed through :meth:`add`, :meth:`remove` and the pops, which keep the
-    encoding and the sampling pool right; reads use the dict directly (``in``, ``len``).
+    encoding right; reads are ``in``, ``len`` and iteration (in the encoding's order).
     """
 
-    __slots__ = ("kind", "pool")
+    __slots__ = ("kind", "members")
 
     def __init__(self, members: Iterable[bytes] = (), kind: int = INTSET) -> None:
-        super().__init__(dict.fromkeys(members))
         self.kind = kind
-        self.pool: list[bytes] | None = None
+        self.members: MemberSet = _MEMBERS(kind, members)
 
     @classmethod
     def create(cls, first: bytes, size_hint: int, limits: SetLimits) -> SetValue:
@@ -76,14 +71,23 @@ class SetValue(dict[bytes, None]):
         """A set loaded from a snapshot, in the encoding it was saved with."""
         return cls(members, ENCODING_NAMES.index(encoding))
 
-    def __iter__(self) -> Iterator[bytes]:
-        if self.kind == INTSET:
-            return iter(sorted(dict.keys(self), key=int))
-        return dict.__iter__(self)
+    def __len__(self) -> int:
+        return len(self.members)
 
-    def copy(self) -> SetValue:  # type: ignore[override]
+    def __bool__(self) -> bool:
+        return len(self.members) > 0
+
+    def __contains__(self, member: bytes) -> bool:
+        return member in self.members
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.members.members())
+
+    def copy(self) -> SetValue:
         """setTypeDup: the same members in the same encoding."""
-        return SetValue(dict.keys(self), self.kind)
+        value = SetValue(kind=self.kind)
+        value.members = self.members.copy()
+        return value
 
     @property
     def encoding(self) -> str:
@@ -95,7 +99,7 @@ class SetValue(dict[bytes, None]):
         target = ENCODING_NAMES.index(encoding) if encoding in ENCODING_NAMES else -1
         if target < self.kind:
             return False
-        if target == INTSET and not all(parse_strict_int(m) is not None for m in self):
+        if target == INTSET and not self.members.all_integers():
             return False
         self._become(target)
         return True
@@ -103,10 +107,7 @@ class SetValue(dict[bytes, None]):
     def _become(self, kind: int) -> None:
         """Take encoding ``kind``: an intset leaving for a listpack keeps its sorted order,
         which the listpack then extends (setTypeConvert copies it in order)."""
-        if self.kind == INTSET and kind != INTSET:
-            ordered = sorted(dict.keys(self), key=int)
-            self.clear()
-            self.update(dict.fromkeys(ordered))
+        self.members.convert(kind)
         self.kind = kind
 
     # -- writing --------------------------------------------------------------------------------
@@ -122,79 +123,68 @@ class SetValue(dict[bytes, None]):
     def add(self, member: bytes, limits: SetLimits) -> bool:
         """setTypeAddAux: add one member, converting the encoding as Redis would; True when
         it was not there."""
-        if member in self:
-            return False
         kind = self.kind
+        members = self.members
+        if kind == HASHTABLE:
+            return members.add(member)
+        if member in members:
+            return False
         if kind == LISTPACK:
-            if len(self) >= limits.set_max_listpack_entries or (
+            if len(members) >= limits.set_max_listpack_entries or (
                     len(member) > limits.set_max_listpack_value):
-                self.kind = HASHTABLE
-        elif kind == INTSET:
-            if parse_strict_int(member) is not None:
-                if len(self) + 1 > _intset_limit(limits):
-                    self._become(HASHTABLE)
-            else:
-                self._become(self._intset_outgrown(member, limits))
-        self[member] = None
-        if self.pool is not None:
-            self.pool.append(member)
-        return True
+                self._become(HASHTABLE)
+        elif parse_strict_int(member) is not None:
+            if len(members) + 1 > _intset_limit(limits):
+                self._become(HASHTABLE)
+        else:
+            self._become(self._intset_outgrown(member, limits))
+        return members.add(member)
 
     def _intset_outgrown(self, member: bytes, limits: SetLimits) -> int:
         """A string joins an intset: a listpack if every member (the intset's widest number
         included) fits one, else a hash table."""
-        longest = 0
-        if self:
-            numbers = [int(m) for m in dict.keys(self)]
-            longest = max(_digits(max(numbers)), _digits(min(numbers)))
         value_limit = limits.set_max_listpack_value
-        if (len(self) < limits.set_max_listpack_entries and len(member) <= value_limit
-                and longest <= value_limit):
+        if (len(self.members) < limits.set_max_listpack_entries and len(member) <= value_limit
+                and self.members.integer_width() <= value_limit):
             return LISTPACK
         return HASHTABLE
 
     def remove(self, member: bytes) -> bool:
-        """True when ``member`` was there (the pool forgets it at its next pick)."""
-        if member in self:
-            del self[member]
-            return True
-        return False
+        """True when ``member`` was there."""
+        return self.members.discard(member)
 
     def compact_integers(self, limits: SetLimits) -> None:
         """maybeConvertToIntset: a stored intersection of nothing but integers becomes an
         intset when it is small enough for one."""
-        if self.kind != INTSET and len(self) <= _intset_limit(limits) and all(
-                parse_strict_int(member) is not None for member in dict.keys(self)):
-            self.kind = INTSET
+        if (self.kind != INTSET and len(self.members) <= _intset_limit(limits)
+                and self.members.all_integers()):
+            self._become(INTSET)
 
     def shrink_to(self, kept: list[bytes], limits: SetLimits) -> None:
         """SPOP's third strategy: the set is rebuilt from the members it keeps, in a fresh
         encoding (a listpack from a listpack or hash table, an intset from an intset)."""
-        kind = self.kind
-        self.clear()
-        self.pool = None
-        self.kind = INTSET if kind == INTSET else LISTPACK
+        kind = INTSET if self.kind == INTSET else LISTPACK
+        self.members = _MEMBERS(kind)
+        self.kind = kind
         for member in kept:
             self.add(member, limits)
 
-    # -- sampling -------------------------------------------------------------------------------
+    # -- sampling and SSCAN ---------------------------------------------------------------------
 
     def random_member(self) -> bytes:
-        """One member, uniformly enough (the set is not empty)."""
-        if len(self) <= _SMALL:
-            return random.choice(list(dict.keys(self)))
-        pool = self.pool
-        if pool is None or len(pool) > 2 * len(self) + _SMALL:
-            pool = self.pool = list(dict.keys(self))
-        while True:
-            index = random.randrange(len(pool))
-            member = pool[index]
-            if member in self:
-                return member
-            pool[index] = pool[-1]  # removed since: prune it
-            pool.pop()
+        """One member, uniformly (the set is not empty)."""
+        return self.members.random_member()
 
     def pop_random(self) -> bytes:
-        member = self.random_member()
-        del self[member]
-        return member
+        return self.members.pop_random()
+
+    def select(self, others: list[SetValue], present: bool, limit: int = 0) -> list[bytes]:
+        """This set's members (in its order) that every one of ``others`` holds (``present``)
+        or none of them holds, at most ``limit`` of them (0: all): SINTER's and SDIFF's loop."""
+        return self.members.select([other.members for other in others], present, limit)
+
+    def walk(self, cursor: int, count: int, found: list[bytes]) -> int:
+        """One SSCAN call: a hash table's members from ``cursor`` (Redis's reverse-binary
+        cursor over its buckets; brook/commands/scan.py), about ``count`` of them, appended to
+        ``found``; the next cursor. A compact set gives everything and 0."""
+        return self.members.walk(cursor, count, found)
