@@ -92,6 +92,11 @@ COMPILED = [
     "brook/persistence/effects.py",
     "brook/persistence/effectlog.py",
     "brook/persistence/loader.py",
+    # Redis's RDB codec: DUMP/RESTORE, RDB files, full synchronisation with real Redis
+    "brook/rdb/strings.py",
+    "brook/rdb/containers.py",
+    "brook/rdb/decode.py",
+    "brook/rdb/encode.py",
 ]
 
 
@@ -112,6 +117,8 @@ NATIVE = [
               extra_compile_args=["-O2"]),
     Extension("brook.protocol._bulks", ["brook/protocol/_bulks.c"], extra_compile_args=["-O2"],
               depends=["brook/types/_decimal.h"]),
+    Extension("brook.rdb._crc64", ["brook/rdb/_crc64.c"], extra_compile_args=["-O2"]),
+    Extension("brook.rdb._lzf", ["brook/rdb/_lzf.c"], extra_compile_args=["-O2"]),
 ]
 
 

@@ -11,6 +11,11 @@
    the other stream benchmarks): from the AOF and from the snapshot (Redis: its RDB), measured
    from the process start to the first reply that is not ``-LOADING``, minus the same time for
    an empty dataset (the interpreter's own start-up).
+3. The snapshot formats (``--skip-formats`` to leave out): ``--entries`` stream entries, and
+   as many string keys, saved (SAVE, timed at the client) and loaded at start-up by Brook
+   writing Redis's RDB file (``snapshot-format rdb``, the default), Brook writing its own
+   snapshot (``snapshot-format brook``) and Redis; and Brook starting from the file Redis
+   wrote (the way in from Redis). Targets: RDB load and save ≤ 2× Redis's.
 """
 
 from __future__ import annotations
@@ -167,6 +172,70 @@ def startup_rows(entries: int) -> dict[str, float]:
     return results
 
 
+def fill_strings(server: Server, keys: int) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=600) as sock:
+        done = 0
+        while done < keys:
+            batch = min(FILL_BATCH, keys - done)
+            pairs: list[bytes] = []
+            for i in range(done, done + batch):
+                pairs += [b"key:%012d" % i, b"value:%d" % (i * 7919)]
+            _request(sock, _encode(b"MSET", *pairs), 1)
+            done += batch
+
+
+_FORMATS = {
+    "brook (RDB file)": ("brook", ["--snapshot-format", "rdb"]),
+    "brook (own snapshot)": ("brook", ["--snapshot-format", "brook"]),
+    "redis": ("redis", []),
+}
+
+
+def format_rows(entries: int) -> dict[str, dict[str, tuple[float, float, int]]]:
+    """Per dataset and writer: (seconds to SAVE, seconds to load at start-up, file bytes);
+    and Brook loading the file Redis wrote ("brook from redis's file": no save time)."""
+    datasets = {"stream": fill, "strings": fill_strings}
+    results: dict[str, dict[str, tuple[float, float, int]]] = {}
+    for dataset, filler in datasets.items():
+        rows = results[dataset] = {}
+        redis_file: bytes | None = None
+        for name, (kind, extra) in _FORMATS.items():
+            with tempfile.TemporaryDirectory(prefix="bench-format-") as tmp:
+                server = Server(kind, Path(tmp), [*AOF_OFF, *extra])
+                empty = server.start()
+                filler(server, entries)
+                started = time.monotonic()
+                server.call(b"SAVE")
+                saved = time.monotonic() - started
+                server.stop()
+                assert server.process is not None
+                server.process.wait(timeout=600)
+                dump = Path(tmp) / "dump.rdb"
+                size = dump.stat().st_size
+                if kind == "redis":
+                    redis_file = dump.read_bytes()
+                loaded = server.start() - empty
+                server.stop()
+            rows[name] = (saved, loaded, size)
+            print(f"  {dataset} {entries:,}: {name}: SAVE {saved:.2f} s, load {loaded:.2f} s, "
+                  f"{size / 1e6:.1f} MB", flush=True)
+        assert redis_file is not None
+        with tempfile.TemporaryDirectory(prefix="bench-format-") as tmp:
+            (Path(tmp) / "dump.rdb").write_bytes(redis_file)
+            server = Server("brook", Path(tmp), AOF_OFF)
+            loaded = server.start()
+            server.stop()
+            empty_dir = Path(tmp) / "empty"
+            empty_dir.mkdir()
+            empty_server = Server("brook", empty_dir, AOF_OFF)
+            empty = empty_server.start()
+            empty_server.stop()
+        rows["brook from redis's file"] = (0.0, loaded - empty, len(redis_file))
+        print(f"  {dataset} {entries:,}: brook from redis's file: load {loaded - empty:.2f} s",
+              flush=True)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -174,6 +243,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--skip-xadd", action="store_true")
     parser.add_argument("--skip-startup", action="store_true")
+    parser.add_argument("--skip-formats", action="store_true")
     options = parser.parse_args()
     print(f"Machine: {machine_description()}")
     if not options.skip_xadd:
@@ -197,6 +267,18 @@ def main() -> None:
         for source in ("aof", "snapshot"):
             brook, redis = loads[f"brook {source}"], loads[f"redis {source}"]
             print(f"| {source} | {brook:.2f} | {redis:.2f} | {brook / max(redis, 1e-3):.1f} |")
+    if not options.skip_formats:
+        formats = format_rows(options.entries)
+        print(f"\nSnapshot formats, {options.entries:,} stream entries or string keys (SAVE "
+              "timed at the client, load = start-up minus an empty start-up):\n")
+        print("| dataset | writer | SAVE s | load s | MB | SAVE / Redis | load / Redis |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for dataset, rows in formats.items():
+            redis_save, redis_load, _ = rows["redis"]
+            for name, (saved, loaded, size) in rows.items():
+                save_ratio = f"{saved / max(redis_save, 1e-3):.1f}" if saved else ""
+                print(f"| {dataset} | {name} | {saved:.2f} | {loaded:.2f} | {size / 1e6:.1f} "
+                      f"| {save_ratio} | {loaded / max(redis_load, 1e-3):.1f} |")
 
 
 if __name__ == "__main__":

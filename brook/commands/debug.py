@@ -20,7 +20,7 @@ from brook.commands.args import parse_int
 from brook.commands.common import help_reply, protected_action_allowed, protected_command_error
 from brook.commands.registry import NO_SUCH_KEY, CommandError, command, subcommand_error
 from brook.keyspace import ENCODINGS
-from brook.persistence.snapshot import SnapshotError, load_snapshot
+from brook.persistence.dataset import SnapshotError, load_dataset
 from brook.protocol import resp
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def _debug_reload(client: Session, args: list[bytes]) -> bytes:
         db.clear()
     server.tracking.flushed()  # caching clients learn that everything changed
     try:
-        load_snapshot(server.keyspace, server.config.dbfilename)
+        load_dataset(server.keyspace, server.config.dbfilename, server.config)
     except SnapshotError as err:
         raise CommandError(f"ERR Error trying to load the snapshot: {err}") from err
     return resp.OK

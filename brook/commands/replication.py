@@ -6,12 +6,15 @@ and error texts are Redis's (replication.c).
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING, Final
 
 from brook.blocking import POP, Waiter
 from brook.commands.args import parse_int
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command
 from brook.commands.timeouts import parse_timeout
+from brook.keyspace import Keyspace
+from brook.persistence.rdbfile import write_rdb
 from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
@@ -85,6 +88,20 @@ def replconf(client: Session, args: list[bytes]) -> bytes:
         elif option == b"capa":
             if value.lower() in (b"eof", b"psync2"):
                 conf["capa-" + value.lower().decode()] = "1"
+        elif option == b"rdb-only":
+            only = parse_int(value)
+            if not 0 <= only <= 1:
+                raise CommandError("ERR value is out of range, value must between 0 and 1")
+            conf["rdb-only"] = str(only)
+        elif option == b"rdb-filter-only":
+            # Include filters, space-separated; "functions" is the one there is, and an empty
+            # value asks for an empty file (replconfCommand).
+            filters = value.split()
+            for name in filters:
+                if name.lower() != b"functions":
+                    raise CommandError("ERR Unsupported rdb-filter-only option: "
+                                       + name.decode("utf-8", "replace"))
+            conf["rdb-filter-only"] = "functions" if filters else ""
         elif option == b"ack":
             if client.is_replica:
                 offset = parse_strict_int(value)  # a bad one is dropped silently
@@ -116,6 +133,8 @@ def _sync(client: Session, replid: str, offset: int, plain: bool) -> bytes:
                                    or replication.link.state != "connected"):
         raise CommandError("NOMASTERLINK Can't SYNC while not connected with my master")
     conf = client.repl_conf
+    if conf.get("rdb-only") == "1":
+        return _rdb_only(client, plain)
     port = int(conf.get("listening-port", "0"))
     ip = conf.get("ip-address") or client.addr.rsplit(":", 1)[0].strip("[]")
     payload = replication.psync(client, replid, offset, port, ip, "capa-psync2" in conf)
@@ -125,6 +144,28 @@ def _sync(client: Session, replid: str, offset: int, plain: bool) -> bytes:
     # that follows can never overtake them.
     client.push(b"".join(client.out) + payload)
     client.out.clear()
+    return b""
+
+
+def _rdb_only(client: Session, plain: bool) -> bytes:
+    """``REPLCONF rdb-only 1`` (redis-cli --rdb, --functions-rdb): Redis's RDB file of the
+    dataset, or of what ``rdb-filter-only`` keeps, and the connection closes; the client
+    never becomes a replica. Written here and now, whatever ``snapshot-format`` says: the
+    asker wants Redis's file."""
+    server = client.server
+    conf = client.repl_conf
+    functions_only = "rdb-filter-only" in conf
+    libraries = server.scripting.functions.codes() if conf.get("rdb-filter-only") else []
+    out = io.BytesIO()
+    write_rdb(Keyspace(0) if functions_only else server.keyspace, out, server.config,
+              libraries if functions_only else server.scripting.functions.codes())
+    data = out.getvalue()
+    replication = server.replication
+    head = b"" if plain else b"+FULLRESYNC %s %d\r\n" % (replication.replid.encode(),
+                                                         replication.offset)
+    client.push(b"".join(client.out) + head + b"$%d\r\n" % len(data) + data)
+    client.out.clear()
+    client.close()
     return b""
 
 

@@ -225,6 +225,10 @@ PARAMETERS: Final[list[Parameter]] = [
     _bool("stop-writes-on-bgsave-error", "yes"),
     _bool("rdbcompression", "yes"),
     _bool("rdbchecksum", "yes"),
+    # Brook's own: what SAVE, BGSAVE and a full synchronisation write: Redis's RDB file,
+    # which every Redis tool reads, or Brook's snapshot (docs/snapshot-format.md). Either kind
+    # loads whatever this says (brook/persistence/dataset.py).
+    _enum("snapshot-format", "rdb", ("rdb", "brook")),
     _bool("rdb-del-sync-files", "no"),
     _bool("rdb-save-incremental-fsync", "yes"),
     _enum("sanitize-dump-payload", "no", ("no", "yes", "clients")),

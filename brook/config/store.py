@@ -131,6 +131,7 @@ class Config:
     stop_writes_on_bgsave_error: bool
     rdbcompression: bool
     rdbchecksum: bool
+    snapshot_format: str
     rdb_del_sync_files: bool
     rdb_save_incremental_fsync: bool
     sanitize_dump_payload: str

@@ -21,9 +21,9 @@ import time
 from typing import TYPE_CHECKING
 
 from brook.persistence.aof import AppendOnlyFile, encode_command
+from brook.persistence.dataset import SnapshotError, load_dataset, write_dataset
 from brook.persistence.loader import AofError, load_file
 from brook.persistence.rewrite import rewrite_commands
-from brook.persistence.snapshot import SnapshotError, load_snapshot, write_snapshot
 from brook.scripting.functions import FunctionError
 
 if TYPE_CHECKING:
@@ -141,15 +141,15 @@ class Persistence:
         started = time.monotonic()
         libraries: list[bytes] = []
         try:
-            self.last_load_keys = load_snapshot(server.keyspace, path, libraries,
-                                                server.config.key_load_delay)
+            self.last_load_keys = load_dataset(server.keyspace, path, server.config, libraries,
+                                               server.config.key_load_delay)
             server.scripting.functions.load_libraries(libraries)
         except FunctionError as err:
             raise PersistenceError(f"Fatal error loading the functions of {path}: {err}") from err
         except SnapshotError as err:
             raise PersistenceError(
-                f"Fatal error loading the snapshot {path}: {err}. Brook reads only its own "
-                "snapshot format (see docs/snapshot-format.md)."
+                f"Fatal error loading the snapshot {path}: {err}. Brook reads Redis's RDB files "
+                "(versions 1 to 12) and its own snapshot format (docs/snapshot-format.md)."
             ) from err
         server.log("notice", f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
 
@@ -207,8 +207,8 @@ class Persistence:
         server = self.server
         started = time.monotonic()
         try:
-            write_snapshot(server.keyspace, server.config.dbfilename,
-                           server.scripting.functions.codes(), server.config.rdb_key_save_delay)
+            write_dataset(server.keyspace, server.config.dbfilename, server.config,
+                          server.scripting.functions.codes(), server.config.rdb_key_save_delay)
         except OSError as err:  # Redis's rdbSave: the background status stays as it was
             server.log("warning", f"Failed saving the DB: {err.strerror or err}")
             raise
@@ -245,8 +245,9 @@ class Persistence:
         if pid == 0:
             code = 1
             try:
-                write_snapshot(server.keyspace, temp, server.scripting.functions.codes(),
-                               server.config.rdb_key_save_delay)
+                write_dataset(server.keyspace, temp, server.config,
+                              server.scripting.functions.codes(),
+                              server.config.rdb_key_save_delay)
                 code = 0
             finally:
                 os._exit(code)

@@ -41,7 +41,7 @@ import time
 import zlib
 from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
@@ -106,11 +106,15 @@ class SnapshotError(Exception):
 # ---------------------------------------------------------------------------------------------
 
 
-class _Writer:
-    """Buffered output that keeps the running CRC and length of what it wrote."""
+class Writer:
+    """Buffered output that keeps the running checksum and length of what it wrote: CRC-32
+    for Brook's snapshot, or ``checksum`` (a CRC function taking the data and the CRC so far:
+    an RDB file's CRC-64, brook/persistence/rdbfile.py)."""
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, checksum: Callable[[bytes, int], int] = zlib.crc32
+                 ) -> None:
         self.out = out
+        self.checksum = checksum
         self.parts: list[bytes] = []
         self.pending = 0
         self.crc = 0
@@ -128,7 +132,7 @@ class _Writer:
         data = b"".join(self.parts)
         self.parts = []
         self.pending = 0
-        self.crc = zlib.crc32(data, self.crc)
+        self.crc = self.checksum(data, self.crc)
         self.length += len(data)
         self.out.write(data)
 
@@ -169,21 +173,31 @@ def write_snapshot(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO
     Keys already expired are left out. The keyspace must not change until this returns.
     ``key_delay_us`` (``rdb-key-save-delay``, for tests) pauses after each key.
     """
+    def write(out: BinaryIO) -> None:
+        _write(keyspace, out, libraries, key_delay_us)
+
     if isinstance(target, (str, os.PathLike)):
-        path = Path(target)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                _write(keyspace, out, libraries, key_delay_us)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        return
-    _write(keyspace, target, libraries, key_delay_us)
+        write_atomically(target, write)
+    else:
+        write(target)
+
+
+def write_atomically(target: str | os.PathLike[str], write: Callable[[BinaryIO], None]
+                     ) -> None:
+    """Run ``write`` on a temporary file in ``target``'s directory, sync it, then rename it
+    over ``target``: a crash never leaves half a file under the name."""
+    path = Path(target)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def debug_delay(microseconds: int) -> None:
@@ -198,7 +212,7 @@ def debug_delay(microseconds: int) -> None:
 def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes],
            key_delay_us: int = 0) -> None:
     current = keyspace.clock.now_ms()
-    w = _Writer(out)
+    w = Writer(out)
     w.put(_HEADER.pack(MAGIC, VERSION, 0 if sys.byteorder == "little" else 1, _platform(),
                        current))
     for code in libraries:
@@ -224,7 +238,7 @@ def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes],
     out.write(_TRAILER.pack(_TRAILER_MARK, length, crc))
 
 
-def _write_key(w: _Writer, key: bytes, value: object, deadline: int) -> None:
+def _write_key(w: Writer, key: bytes, value: object, deadline: int) -> None:
     kind = type(value)
     if kind is bytes or kind is bytearray:
         w.put(_KEYHEAD.pack(T_STRING if kind is bytes else T_STRING_RAW, deadline))
@@ -262,7 +276,7 @@ def _write_key(w: _Writer, key: bytes, value: object, deadline: int) -> None:
         raise TypeError(f"cannot snapshot a value of type {kind.__name__}")
 
 
-def _write_list(w: _Writer, value: ListValue) -> None:
+def _write_list(w: Writer, value: ListValue) -> None:
     """Small form: its bytes. Long form: left end (as stored, reversed), the chunks' counts,
     the chunks, the right end."""
     w.u64(value.size)
@@ -279,7 +293,7 @@ def _write_list(w: _Writer, value: ListValue) -> None:
     w.strings(value.right)  # type: ignore[arg-type]
 
 
-def _write_stream(w: _Writer, stream: Stream) -> None:
+def _write_stream(w: Writer, stream: Stream) -> None:
     """Header numbers, IDMP state, the nodes (sealed ones as their blob), then the groups."""
     nodes = stream._nodes
     w.put(_STREAM_HEAD.pack(
@@ -315,7 +329,7 @@ def _write_stream(w: _Writer, stream: Stream) -> None:
         _write_group(w, group)
 
 
-def _write_idmp(w: _Writer, idmp: Idmp | None) -> None:
+def _write_idmp(w: Writer, idmp: Idmp | None) -> None:
     if idmp is None:
         w.u8(0)
         return
@@ -332,7 +346,7 @@ def _write_idmp(w: _Writer, idmp: Idmp | None) -> None:
         w.column("q", [when for _, _, when in records])
 
 
-def _write_group(w: _Writer, group: Group) -> None:
+def _write_group(w: Writer, group: Group) -> None:
     """Name, position, consumers with their slot, the PEL as columns, the released order."""
     w.blob(group.name)
     consumers = list(group.consumers.values())
@@ -350,6 +364,50 @@ def _write_group(w: _Writer, group: Group) -> None:
     nacked = list(group.nacked)
     w.u64(len(nacked))
     w.ids(nacked)
+
+
+def stream_extras(stream: Stream) -> bytes | None:
+    """What of ``stream`` Redis's RDB 10 cannot hold, in this format: its IDMP history, and
+    its groups whole when one has entries released by XNACK (pending with no owner, and
+    their order) or a consumer whose active time is not its seen time (RDB 10 has no active
+    time). None when there is none of that. An RDB file carries it in an aux field
+    (brook/persistence/rdbfile.py), which Redis skips."""
+    groups = list((stream.groups or {}).values())
+    exact_groups = any(group.nacked or any(consumer.active_time != consumer.seen_time
+                                           for consumer in group.consumers.values())
+                       for group in groups)
+    if stream.idmp is None and not exact_groups:
+        return None
+    out = io.BytesIO()
+    w = Writer(out)
+    _write_idmp(w, stream.idmp)
+    if not exact_groups:
+        groups = []
+    w.u64(len(groups))
+    for group in groups:
+        _write_group(w, group)
+    w.flush()
+    return out.getvalue()
+
+
+def restore_stream_extras(stream: Stream, data: bytes) -> None:
+    """Give ``stream`` (loaded from an RDB file) what :func:`stream_extras` kept of it."""
+    r = _Reader(data, 0, len(data))
+    try:
+        idmp = _read_idmp(r)
+        groups = {}
+        for _ in range(r.u64()):
+            group = _read_group(r)
+            groups[group.name] = group
+    except (ValueError, IndexError, KeyError, OverflowError, struct.error) as err:
+        raise SnapshotError(f"corrupt stream extras: {err}") from err
+    if r.pos != r.end:
+        raise SnapshotError("corrupt stream extras: data after their end")
+    if groups and set(groups) != set(stream.groups or {}):
+        raise SnapshotError("corrupt stream extras: the groups disagree with the stream's")
+    stream.idmp = idmp
+    if groups:
+        stream.groups = groups
 
 
 # ---------------------------------------------------------------------------------------------

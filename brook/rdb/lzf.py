@@ -6,7 +6,8 @@ it), its low five bits and the next byte a back offset - 1 (up to 8 KiB) into th
 
 The compressor finds matches through a dict of three-byte prefixes (their last position), which
 is what liblzf's hash table approximates; its output is valid LZF but not byte-identical to
-Redis's. Both are Python loops per input byte or run, candidates for a compiled twin.
+Redis's. Both are Python loops per input byte or run; the compiled build decompresses in C
+(``brook/rdb/_lzf.c``: loading a Redis dump.rdb decompresses most of its bytes).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ class LzfError(ValueError):
     """Compressed data that does not decompress to the announced length."""
 
 
-def decompress(data: bytes, size: int) -> bytes:
+def _decompress(data: bytes, size: int) -> bytes:
     """The ``size`` bytes ``data`` compresses; :class:`LzfError` if it does not."""
     out = bytearray()
     pos = 0
@@ -59,6 +60,15 @@ def decompress(data: bytes, size: int) -> bytes:
     if len(out) != size:
         raise LzfError("output shorter than announced")
     return bytes(out)
+
+
+try:
+    from brook.rdb import _lzf
+except ImportError:  # the pure build
+    decompress = _decompress
+else:
+    _lzf.set_error(LzfError)
+    decompress = _lzf.decompress
 
 
 def compress(data: bytes, limit: int) -> bytes | None:

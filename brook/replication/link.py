@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Final
 import hiredis
 
 from brook.persistence.aof import encode_command
+from brook.persistence.dataset import SnapshotError, load_dataset
 from brook.persistence.loader import AofError, apply_master_stream
-from brook.persistence.snapshot import SnapshotError, load_snapshot
 from brook.protocol.framing import FramedGets, may_hold_other_elements
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ class MasterLink:
         server.tracking.flushed()  # caching clients learn that everything changed
         libraries: list[bytes] = []
         try:
-            load_snapshot(keyspace, data, libraries)
+            load_dataset(keyspace, data, server.config, libraries)
         except SnapshotError as err:
             raise LinkError(f"Failed trying to load the MASTER synchronization: {err}") from err
         server.scripting.functions.flush()

@@ -23,8 +23,8 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Final
 
+from brook.persistence.dataset import write_dataset
 from brook.persistence.loader import Replayer
-from brook.persistence.snapshot import write_snapshot
 from brook.protocol import resp
 from brook.replication.backlog import Backlog
 from brook.replication.link import MasterLink
@@ -178,7 +178,8 @@ class Replication:
             return b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), self.offset)
         # Another child runs (a save, a rewrite): the snapshot is written here and now.
         snapshot = io.BytesIO()
-        write_snapshot(server.keyspace, snapshot, server.scripting.functions.codes())
+        write_dataset(server.keyspace, snapshot, server.config,
+                      server.scripting.functions.codes())
         data = snapshot.getvalue()
         return b"+FULLRESYNC %s %d\r\n$%d\r\n%s" % (self.replid.encode(), self.offset,
                                                     len(data), data)

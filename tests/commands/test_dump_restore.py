@@ -4,7 +4,7 @@ corrupt at any byte (the server answers and stays whole)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import redis
@@ -14,77 +14,7 @@ from brook.rdb.containers import listpack_entry, listpack_of
 from brook.rdb.crc64 import crc64
 from brook.rdb.payload import wrap
 from tests.conftest import ServerProcess, error_of, run
-
-Filler = Callable[[redis.Redis, str], None]
-
-
-def _stream(r: redis.Redis, key: str) -> None:
-    for i in range(1, 260):
-        r.xadd(key, {"a": i, "b": "x" * (i % 7)}, id=f"{i}-1")
-    r.xadd(key, {"other": "fields", "n": "-12"}, id="400-0")
-    r.xdel(key, "5-1", "100-1")
-    r.xgroup_create(key, "g1", "0")
-    r.xreadgroup("g1", "alice", {key: ">"}, count=4)
-    r.xreadgroup("g1", "bob", {key: ">"}, count=2)
-    r.xack(key, "g1", "2-1")
-    r.xgroup_create(key, "g2", "$")
-    r.xgroup_createconsumer(key, "g2", "carol")
-
-
-VALUES: dict[str, Filler] = {
-    "string-short": lambda r, k: r.set(k, "hello"),
-    "string-int": lambda r, k: r.set(k, 12345),
-    "string-negative": lambda r, k: r.set(k, -7),
-    "string-int64": lambda r, k: r.set(k, 2**40),
-    "string-not-canonical": lambda r, k: r.set(k, "007"),
-    "string-compressible": lambda r, k: r.set(k, "abc" * 100),
-    "string-random": lambda r, k: r.set(k, bytes(range(256)) * 3),
-    "string-empty": lambda r, k: r.set(k, ""),
-    "list-small": lambda r, k: r.rpush(k, *range(10), "abc", -1, 2**62, "x" * 300),
-    "list-long": lambda r, k: r.rpush(k, *[f"v{i}" for i in range(5000)]),
-    "list-big-elements": lambda r, k: r.rpush(k, *["y" * 9000 for _ in range(5)]),
-    "set-intset": lambda r, k: r.sadd(k, 1, 2, 3, -5, 2**40),
-    "set-listpack": lambda r, k: r.sadd(k, "a", "b", 1),
-    "set-hashtable": lambda r, k: r.sadd(k, *[f"m{i}" for i in range(300)]),
-    "set-big-intset": lambda r, k: r.sadd(k, *range(1000)),
-    "zset-listpack": lambda r, k: r.zadd(k, {"a": 1.5, "b": float("inf"), "c": float("-inf"),
-                                              "d": 0.1, "e": -3, "f": 1e300}),
-    "zset-skiplist": lambda r, k: r.zadd(k, {f"m{i}": i / 3 for i in range(300)}),
-    "hash-listpack": lambda r, k: r.hset(k, mapping={"f": "v", "n": 1, "neg": -100000}),
-    "hash-hashtable": lambda r, k: r.hset(k, mapping={f"f{i}": "v" * i for i in range(200)}),
-    "hash-long-value": lambda r, k: r.hset(k, mapping={"f": "z" * 100}),
-    "stream": _stream,
-    "stream-empty": lambda r, k: r.xgroup_create(k, "g", "$", mkstream=True),
-}
-
-
-def _contents(r: redis.Redis, key: str) -> object:
-    kind = r.type(key).decode()
-    if kind == "string":
-        return r.get(key)
-    if kind == "list":
-        return r.lrange(key, 0, -1)
-    if kind == "set":
-        return sorted(r.smembers(key))
-    if kind == "zset":
-        return r.zrange(key, 0, -1, withscores=True)
-    if kind == "hash":
-        return r.hgetall(key)
-    info = r.xinfo_stream(key, full=True)
-    kept = ("length", "last-generated-id", "max-deleted-entry-id", "entries-added",
-            "recorded-first-entry-id", "entries")
-    groups = []
-    for group in info["groups"]:
-        consumers = [(c["name"], c["pel-count"], [p[0] for p in c["pending"]])
-                     for c in group["consumers"]]
-        groups.append((group["name"], group["last-delivered-id"], group["entries-read"],
-                       group["lag"], [(p[0], p[1], p[3]) for p in group["pending"]],
-                       consumers))
-    return {name: info[name] for name in kept}, groups
-
-
-def _encoding(r: redis.Redis, key: str) -> bytes:
-    return r.object("encoding", key)
+from tests.support.datasets import VALUES, comparable_encoding, contents, encoding, fill_stream
 
 
 @pytest.mark.parametrize("name", sorted(VALUES))
@@ -93,8 +23,8 @@ def test_round_trip(r: redis.Redis, name: str) -> None:
     payload = r.dump("src")
     assert r.restore("dst", 0, payload)
     assert r.type("dst") == r.type("src")
-    assert _contents(r, "dst") == _contents(r, "src")
-    assert _encoding(r, "dst") == _encoding(r, "src")
+    assert contents(r, "dst") == contents(r, "src")
+    assert encoding(r, "dst") == encoding(r, "src")
     assert r.ttl("dst") == -1
 
 
@@ -262,15 +192,6 @@ def pair(brook: ServerProcess, redis_process: ServerProcess | None
     return brook.client(), real
 
 
-def _comparable_encoding(version: tuple[int, ...], kind: bytes, encoding: bytes) -> bytes:
-    """Redis 7.0 has no listpack lists or sets (quicklist and hashtable instead)."""
-    if version < (7, 2) and kind == b"list":
-        return b"quicklist"
-    if version < (7, 2) and kind == b"set" and encoding == b"listpack":
-        return b"hashtable"
-    return encoding
-
-
 @pytest.mark.parametrize("direction", ["redis-to-brook", "brook-to-redis"])
 def test_across_servers(pair: tuple[redis.Redis, redis.Redis], redis_process: ServerProcess,
                         direction: str) -> None:
@@ -282,10 +203,10 @@ def test_across_servers(pair: tuple[redis.Redis, redis.Redis], redis_process: Se
         source.pexpire(name, 100_000)
         payload = source.dump(name)
         target.restore(name, source.pttl(name), payload)
-        assert _contents(target, name) == _contents(source, name), name
+        assert contents(target, name) == contents(source, name), name
         kind = source.type(name)
-        assert _comparable_encoding(version, kind, _encoding(target, name)) == \
-            _comparable_encoding(version, kind, _encoding(source, name)), name
+        assert comparable_encoding(version, kind, encoding(target, name)) == \
+            comparable_encoding(version, kind, encoding(source, name)), name
         assert 90_000 < target.pttl(name) <= 100_000
     brook.close()
     real.close()
@@ -301,7 +222,7 @@ def _with_crc(body: bytes) -> bytes:
 def _valid_read(r: redis.Redis, key: str) -> None:
     """Every read of a restored key works (the value is whole)."""
     kind = r.type(key).decode()
-    _contents(r, key)
+    contents(r, key)
     r.object("encoding", key)
     if kind == "list":
         r.lindex(key, -1)
@@ -547,11 +468,11 @@ def test_older_encodings(r: redis.Redis, name: str) -> None:
     payload, kind, expected = OLD_PAYLOADS[name]
     assert r.restore("k", 0, payload)
     assert r.type("k").decode() == kind
-    assert _contents(r, "k") == expected
+    assert contents(r, "k") == expected
     if kind in ("hash", "zset"):
         assert r.object("encoding", "k") == b"listpack"
     assert r.restore("k2", 0, r.dump("k"))
-    assert _contents(r, "k2") == expected
+    assert contents(r, "k2") == expected
 
 
 @pytest.mark.min_redis(7, 2)
@@ -581,7 +502,7 @@ def test_migrate_credentials_are_redacted(r: redis.Redis) -> None:
 def test_a_restored_stream_behaves_as_its_original(r: redis.Redis) -> None:
     """The same commands on a stream and on its restored copy give the same replies (node
     boundaries come from the payload: trims by whole nodes agree too)."""
-    _stream(r, "original")
+    fill_stream(r, "original")
     r.restore("restored", 0, r.dump("original"))
     steps = [
         ("XADD", "{}", "500-0", "f", "v"), ("XDEL", "{}", "7-1", "8-1", "500-0"),
@@ -601,7 +522,7 @@ def test_a_restored_stream_behaves_as_its_original(r: redis.Redis) -> None:
                 reply = [[entry_id, owner, 0, count] for entry_id, owner, _, count in reply]
             replies.append(_renamed(reply, key.encode()))
         assert replies[0] == replies[1], step
-    assert _contents(r, "original") == _contents(r, "restored")
+    assert contents(r, "original") == contents(r, "restored")
 
 
 def _renamed(reply: object, key: bytes) -> object:

@@ -1566,11 +1566,21 @@ def test_debug_reload_keeps_members_scores_and_encodings(server, r):
     assert run(r, "ZSCORE", "neg", "z" * 70) == b"-0"
 
 
+def test_a_shrunk_skiplist_is_a_listpack_again_after_a_reload(r):
+    """Redis's RDB loader converts a skiplist that now fits the listpack limits back to a
+    listpack (rdb.c), and so does Brook loading the RDB file it writes by default."""
+    r.config_set("zset-max-listpack-entries", 2)
+    run(r, "ZADD", "sl", 1, "a", 2, "b", 3, "c")
+    run(r, "ZREM", "sl", "c")
+    assert run(r, "DEBUG", "RELOAD") == b"OK"
+    assert (withscores(r, "sl"), encoding(r, "sl")) == ([b"a", b"1", b"b", b"2"], b"listpack")
+
+
 @pytest.mark.brook_only
-def test_a_shrunk_skiplist_stays_one_across_a_reload(r):
-    """Brook's snapshot keeps the encoding a sorted set reached; Redis's RDB loader converts a
-    skiplist that now fits the listpack limits back to a listpack (rdb.c), as it does for sets
-    and hashes (docs/architecture.md, known difference)."""
+def test_brooks_own_snapshot_keeps_the_encoding_a_sorted_set_reached(r, set_config):
+    """snapshot-format brook: the snapshot is exact, encodings included (docs/architecture.md,
+    known difference)."""
+    set_config("snapshot-format", "brook")
     r.config_set("zset-max-listpack-entries", 2)
     run(r, "ZADD", "sl", 1, "a", 2, "b", 3, "c")
     run(r, "ZREM", "sl", "c")

@@ -117,9 +117,17 @@ def _restart(proc: ServerProcess, tmp_path: Path, *args: str) -> ServerProcess:
     return start_brook(tmp_path, *args)
 
 
-@pytest.mark.parametrize("how", ["aof", "rewritten-aof", "snapshot", "debug-reload"])
+@pytest.mark.parametrize("how", ["aof", "rewritten-aof", "snapshot", "debug-reload",
+                                 "brook-snapshot", "brook-debug-reload"])
 def test_restart_reproduces_the_exact_state(tmp_path: Path, how: str) -> None:
-    args = NO_AOF if how in ("snapshot", "debug-reload") else AOF
+    """Through the AOF, its rewrite, Redis's RDB file (the default snapshot format, with
+    what RDB cannot hold in its aux fields) and Brook's snapshot."""
+    args: tuple[str, ...] = AOF
+    if how.startswith("brook-"):
+        args = (*NO_AOF, "--snapshot-format", "brook")
+        how = how.removeprefix("brook-")
+    elif how in ("snapshot", "debug-reload"):
+        args = NO_AOF
     proc = start_brook(tmp_path, *args)
     try:
         r = raw_client(proc)
@@ -285,7 +293,8 @@ def test_a_snapshot_becomes_the_base_of_a_new_aof(tmp_path: Path) -> None:
 
 
 def test_a_corrupted_snapshot_refuses_to_start(tmp_path: Path) -> None:
-    proc = start_brook(tmp_path, *NO_AOF)
+    """Brook's own format (an RDB file's damage: tests/persistence/test_rdb_files.py)."""
+    proc = start_brook(tmp_path, *NO_AOF, "--snapshot-format", "brook")
     proc.client().set("k", "v")
     assert proc.client().save()
     proc.stop()

@@ -1,0 +1,69 @@
+"""The whole dataset in a file, in the format ``snapshot-format`` names: Redis's RDB file
+(:mod:`brook.persistence.rdbfile`, the default: every Redis tool reads it) or Brook's snapshot
+(:mod:`brook.persistence.snapshot`). Loading takes either, told apart by the first bytes.
+
+SAVE, BGSAVE, DEBUG RELOAD, start-up and replication's full synchronisation (both sides) go
+through here, so they all agree on what a dump file is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from brook.keyspace import Keyspace
+from brook.persistence.rdbfile import MAGIC, RdbFileError, RdbOptions, load_rdb, write_rdb
+from brook.persistence.snapshot import (
+    SnapshotError,
+    debug_delay,
+    load_snapshot,
+    write_atomically,
+    write_snapshot,
+)
+
+__all__ = ["SnapshotError", "load_dataset", "write_dataset"]
+
+
+def write_dataset(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO,
+                  config: RdbOptions, libraries: Iterable[bytes] = (),
+                  key_delay_us: int = 0) -> None:
+    """Write the dataset and the FUNCTION ``libraries`` to ``target`` (a path, replaced
+    atomically, or a binary file object, not closed) in ``config``'s snapshot format.
+    ``key_delay_us`` (``rdb-key-save-delay``, for tests) pauses after each key."""
+    if config.snapshot_format != "rdb":
+        write_snapshot(keyspace, target, libraries, key_delay_us)
+        return
+    after_key = (lambda: debug_delay(key_delay_us)) if key_delay_us else None
+
+    def write(out: BinaryIO) -> None:
+        write_rdb(keyspace, out, config, libraries, after_key=after_key)
+
+    if isinstance(target, (str, os.PathLike)):
+        write_atomically(target, write)
+    else:
+        write(target)
+
+
+def load_dataset(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
+                 config: RdbOptions, libraries: list[bytes] | None = None,
+                 key_delay_us: int = 0) -> int:
+    """Fill ``keyspace`` from an RDB file or a Brook snapshot (a path or the bytes); the keys
+    loaded. The FUNCTION libraries' code goes to ``libraries``. :class:`SnapshotError` when
+    the file cannot be loaded; nothing was stored then."""
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as err:
+            raise SnapshotError(f"cannot read snapshot: {err}") from err
+    if not data.startswith(MAGIC):
+        return load_snapshot(keyspace, data, libraries, key_delay_us)
+    after_key = (lambda: debug_delay(key_delay_us)) if key_delay_us else None
+    try:
+        return load_rdb(keyspace, data, config, [] if libraries is None else libraries,
+                        after_key=after_key)
+    except RdbFileError as err:
+        raise SnapshotError(str(err)) from err
