@@ -108,15 +108,15 @@ def fill_every_kind(r: redis.Redis) -> dict[int, list[str]]:
 
 
 def client_view(r: redis.Redis, keys: dict[int, list[str]]) -> dict[tuple[int, str], object]:
-    """What a client sees of every key: type, contents, encoding, TTL (to the 10 s)."""
+    """What a client sees of every key: type, contents, encoding, expiry time (ms)."""
     seen: dict[tuple[int, str], object] = {}
     for db, names in keys.items():
         r.execute_command("SELECT", db)
         for name in names:
             kind = r.type(name)
-            ttl = r.pttl(name)
+            deadline = r.pexpiretime(name)  # absolute: a file or a sync keeps it exactly
             seen[db, name] = (kind, contents(r, name), r.object("encoding", name),
-                              -1 if ttl < 0 else ttl // 10_000)
+                              deadline)
     r.execute_command("SELECT", 0)
     return seen
 
