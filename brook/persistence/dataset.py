@@ -9,8 +9,7 @@ through here, so they all agree on what a dump file is.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
 from brook.keyspace import Keyspace
@@ -19,6 +18,7 @@ from brook.persistence.snapshot import (
     SnapshotError,
     debug_delay,
     load_snapshot,
+    read_source,
     write_atomically,
     write_snapshot,
 )
@@ -35,10 +35,9 @@ def write_dataset(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO,
     if config.snapshot_format != "rdb":
         write_snapshot(keyspace, target, libraries, key_delay_us)
         return
-    after_key = (lambda: debug_delay(key_delay_us)) if key_delay_us else None
 
     def write(out: BinaryIO) -> None:
-        write_rdb(keyspace, out, config, libraries, after_key=after_key)
+        write_rdb(keyspace, out, config, libraries, after_key=_pause(key_delay_us))
 
     if isinstance(target, (str, os.PathLike)):
         write_atomically(target, write)
@@ -52,18 +51,16 @@ def load_dataset(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
     """Fill ``keyspace`` from an RDB file or a Brook snapshot (a path or the bytes); the keys
     loaded. The FUNCTION libraries' code goes to ``libraries``. :class:`SnapshotError` when
     the file cannot be loaded; nothing was stored then."""
-    if isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except OSError as err:
-            raise SnapshotError(f"cannot read snapshot: {err}") from err
+    data = read_source(source)
     if not data.startswith(MAGIC):
         return load_snapshot(keyspace, data, libraries, key_delay_us)
-    after_key = (lambda: debug_delay(key_delay_us)) if key_delay_us else None
     try:
         return load_rdb(keyspace, data, config, [] if libraries is None else libraries,
-                        after_key=after_key)
+                        after_key=_pause(key_delay_us))
     except RdbFileError as err:
         raise SnapshotError(str(err)) from err
+
+
+def _pause(key_delay_us: int) -> Callable[[], None] | None:
+    """What runs after each key for ``rdb-key-save-delay``/``key-load-delay`` (tests)."""
+    return (lambda: debug_delay(key_delay_us)) if key_delay_us else None

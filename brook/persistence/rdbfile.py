@@ -25,7 +25,13 @@ from collections.abc import Iterable
 from typing import BinaryIO, Final, Protocol
 
 from brook.keyspace import Keyspace
-from brook.persistence.snapshot import SnapshotError, Writer, restore_stream_extras, stream_extras
+from brook.persistence.snapshot import (
+    SnapshotError,
+    Writer,
+    live_keys,
+    restore_stream_extras,
+    stream_extras,
+)
 from brook.rdb import constants as c
 from brook.rdb import strings as s
 from brook.rdb.crc64 import crc64
@@ -104,8 +110,7 @@ def write_rdb(keyspace: Keyspace, out: BinaryIO, options: RdbOptions,
         if not db.data:
             continue
         expires = db.expires
-        keys = [key for key in db.data
-                if (deadline := expires.get(key)) is None or deadline > now]
+        keys = live_keys(db, now)
         if not keys:
             continue
         w.put(bytes((OPCODE_SELECTDB,)) + s.length(db.index) + bytes((OPCODE_RESIZEDB,))

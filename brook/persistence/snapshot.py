@@ -46,7 +46,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
 
-from brook.keyspace import Keyspace
+from brook.keyspace import Database, Keyspace
 from brook.types import pel as pel_module
 from brook.types.groups import Consumer, Group
 from brook.types.hash import Hash
@@ -200,6 +200,12 @@ def write_atomically(target: str | os.PathLike[str], write: Callable[[BinaryIO],
         raise
 
 
+def live_keys(db: Database, now_ms: int) -> list[bytes]:
+    """The keys of ``db`` not expired at ``now_ms``: what a snapshot of it holds."""
+    expires = db.expires
+    return [key for key in db.data if (deadline := expires.get(key)) is None or deadline > now_ms]
+
+
 def debug_delay(microseconds: int) -> None:
     """Redis's debugDelay: sleep ``microseconds``; a negative value -n sleeps 1 us one time in
     n (shorter sleeps than a system call allows, on average)."""
@@ -222,8 +228,7 @@ def _write(keyspace: Keyspace, out: BinaryIO, libraries: Iterable[bytes],
         if not db.data:
             continue
         expires = db.expires
-        keys = [key for key in db.data
-                if (deadline := expires.get(key)) is None or deadline > current]
+        keys = live_keys(db, current)
         w.u8(_OP_DB)
         w.put(_U32.pack(db.index))
         w.u64(len(keys))
@@ -474,14 +479,7 @@ def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
     stored, so on :class:`SnapshotError` for those the keyspace is unchanged.
     ``key_delay_us`` (``key-load-delay``, for tests) pauses after each key.
     """
-    if isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    else:
-        try:
-            data = Path(source).read_bytes()
-        except OSError as err:
-            raise SnapshotError(f"cannot read snapshot: {err}") from err
-    reader = _open(data)
+    reader = _open(read_source(source))
     try:
         return _load_databases(keyspace, reader, [] if libraries is None else libraries,
                                key_delay_us)
@@ -490,6 +488,17 @@ def load_snapshot(keyspace: Keyspace, source: str | os.PathLike[str] | bytes,
     except (ValueError, IndexError, KeyError, OverflowError, struct.error, TypeError,
             pickle.UnpicklingError, EOFError) as err:
         raise SnapshotError(f"corrupt snapshot: {err}") from err
+
+
+def read_source(source: str | os.PathLike[str] | bytes) -> bytes:
+    """A snapshot's bytes: ``source`` itself, or the file it names (:class:`SnapshotError`
+    when it cannot be read)."""
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    try:
+        return Path(source).read_bytes()
+    except OSError as err:
+        raise SnapshotError(f"cannot read snapshot: {err}") from err
 
 
 def _open(data: bytes) -> _Reader:
