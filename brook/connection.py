@@ -70,6 +70,14 @@ class Client(Session, asyncio.Protocol):
             self.server.output_limits.apply(self)
         self.refresh_mode()
 
+    def adopt(self, transport: asyncio.Transport) -> None:
+        """The loop's transport takes over a connection that was accepted and served while a
+        script held the loop (brook.while_busy): the client stays as it was admitted."""
+        self.transport = transport
+        if self.server.config.client_output_buffer_limit["normal"] != (0, 0, 0):
+            self.server.output_limits.apply(self)
+        self.refresh_mode()
+
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed:
             self.closed = True

@@ -38,11 +38,19 @@ class Listeners:
         self.tcp_addresses: list[str] = []
         self.tls_addresses: list[str] = []
         self.unix: asyncio.AbstractServer | None = None
+        self.unix_socket: socket.socket | None = None  # bound here; the server holds a dup
         self.unix_path = ""
         self.tls_sockets: dict[str, socket.socket] = {}  # bound here; the servers hold dups
         self.tls: list[asyncio.AbstractServer] = []
         self.tls_port = 0
         self._changes = asyncio.Lock()
+
+    @property
+    def plain_sockets(self) -> list[socket.socket]:
+        """The listening sockets whose connections need no handshake (TCP and Unix), which
+        a script running past busy-reply-threshold accepts itself (brook.while_busy)."""
+        extra = [self.unix_socket] if self.unix_socket is not None else []
+        return [*self.tcp_sockets.values(), *extra]
 
     @property
     def any(self) -> bool:
@@ -123,14 +131,20 @@ class Listeners:
     async def open_unix(self, path: str, permissions: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(path)
-        loop = asyncio.get_running_loop()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self.unix = await loop.create_unix_server(self.factory, path, backlog=self.backlog)
+            sock.bind(path)
+            sock.listen(self.backlog)
         except OSError as err:
+            sock.close()
             raise OSError(f"Failed opening Unix socket: {err.strerror or err}")
+        sock.setblocking(False)
         if permissions:
             os.chmod(path, permissions)
-        self.unix_path = path
+        loop = asyncio.get_running_loop()
+        self.unix = await loop.create_unix_server(self.factory, sock=sock.dup(),
+                                                  backlog=self.backlog)
+        self.unix_socket, self.unix_path = sock, path
 
     # -- TLS -------------------------------------------------------------------------------
 
@@ -180,6 +194,9 @@ class Listeners:
         if self.unix is not None:
             self.unix.close()
             self.unix = None
+        if self.unix_socket is not None:
+            self.unix_socket.close()
+            self.unix_socket = None
             with contextlib.suppress(OSError):
                 os.unlink(self.unix_path)
 

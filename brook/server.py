@@ -444,7 +444,8 @@ class Server(ServerContext):
         while loading, when no client is served)."""
         if not self.loading:
             serve_while_busy(self.clients.values(), caller, self.flush_effects,
-                             self.shutdown_requested)
+                             self.shutdown_requested, self.listening.plain_sockets,
+                             self.new_client)
 
     async def serve_forever(self) -> None:
         await self.start()

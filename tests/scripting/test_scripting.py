@@ -528,6 +528,36 @@ def test_busy_script_is_killed_by_script_kill(background, r) -> None:
     assert error_of(r, "SCRIPT", "KILL") == "NOTBUSY No scripts in execution right now."
 
 
+def test_a_connection_made_while_a_script_is_busy_is_served(background, r,
+                                                           server: ServerProcess) -> None:
+    """An operator's redis-cli is a new connection: it is accepted while the script runs,
+    gets -BUSY, may SCRIPT KILL, and stays as it was set up once the script has ended."""
+    r.config_set("busy-reply-threshold", 100)
+    running = background("EVAL", "local i = 0 while true do i = i + 1 end", 0)
+    wait_busy(r)
+    late = Waiting(server)
+    hello = late.call("HELLO", "3")  # allow-busy: the protocol is chosen while it runs
+    assert isinstance(hello, dict) and hello[b"proto"] == 3
+    late.send("PING")
+    late.send("GET", "k")
+    assert str(late.reply()).startswith("BUSY Redis is busy running a script.")
+    assert str(late.reply()).startswith("BUSY Redis is busy running a script.")
+    leaving = Waiting(server)
+    assert leaving.call("QUIT") == b"OK"
+    with pytest.raises(ConnectionError):
+        leaving.reply()
+    leaving.close()
+    assert late.call("SCRIPT", "KILL") == b"OK"
+    assert str(running.join()).startswith("Script killed by user with SCRIPT KILL...")
+    assert late.call("CLIENT", "SETNAME", "late") == b"OK"
+    late.send("HSET", "h", "f", "v")
+    late.send("HGETALL", "h")
+    assert late.reply() == 1
+    assert late.reply() == {b"f": b"v"}  # still RESP3
+    assert any(entry["name"] == "late" for entry in r.client_list())
+    late.close()
+
+
 def test_pcall_cannot_swallow_script_kill(background, r) -> None:
     r.config_set("busy-reply-threshold", 100)
     running = background("EVAL", "while true do pcall(function() "
