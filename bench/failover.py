@@ -57,16 +57,18 @@ def wait_for(check: Callable[[], object], timeout: float, what: str) -> None:
 
 class Cluster:
     """``kind`` ("brook" or "redis") servers, one master and two replicas, each with its own
-    config file (so Sentinel's ``CONFIG REWRITE`` has one to write), and three sentinels."""
+    config file (so Sentinel's ``CONFIG REWRITE`` has one to write), and three sentinels.
+    ``kinds`` mixes them instead, one kind per server, the master first (a migration)."""
 
     def __init__(self, kind: str, workdir: Path, down_after_ms: int = 1000,
-                 failover_timeout_ms: int = 3000, server_args: tuple[str, ...] = ()) -> None:
-        self.kind = kind
+                 failover_timeout_ms: int = 3000, server_args: tuple[str, ...] = (),
+                 kinds: tuple[str, str, str] | None = None) -> None:
         self.workdir = workdir
         self.down_after_ms = down_after_ms
         self.failover_timeout_ms = failover_timeout_ms
         self.server_args = server_args
         self.ports = [free_port() for _ in range(3)]
+        self.kinds = dict(zip(self.ports, kinds or (kind,) * 3, strict=True))
         self.sentinel_ports = [free_port() for _ in range(3)]
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
@@ -109,7 +111,7 @@ class Cluster:
 
     def start_server(self, port: int) -> None:
         directory = self.workdir / f"server-{port}"
-        if self.kind == "brook":
+        if self.kinds[port] == "brook":
             command = [sys.executable, "-m", "brook", "server.conf", *self.server_args]
         else:
             binary = shutil.which("redis-server")

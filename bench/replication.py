@@ -11,7 +11,8 @@ cost is the master's own work or the replica's process competing for the cores.
 ``resync``: a master holding a stream of ``--entries`` entries; the time from REPLICAOF to the
 replica being in step (link up, same offset) for a full synchronisation; then the replica's
 link is cut (CLIENT KILL TYPE replica) while 10,000 more entries are written, and the time and
-bytes of the partial resynchronisation that follows.
+bytes of the partial resynchronisation that follows. For Brook following Brook, Redis
+following Redis, and each following the other (the way in and out of a migration).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from bench.run import free_port, machine_description, run_benchmark, wait_ready
 from bench.streams import Connection, fill, sensor_batches
 
 PARTIAL_ENTRIES = 10_000
+# Each server following its own kind, then each following the other (a migration's way in
+# and way out: Redis's RDB and command stream to Brook, and Brook's to Redis).
+PAIRS = (("brook", "brook"), ("redis", "redis"), ("redis", "brook"), ("brook", "redis"))
 
 
 def start(kind: str, workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -95,9 +99,9 @@ def xadd_with_and_without(kind: str, workdir: Path, requests: int, repeat: int) 
             master_followed_us, replica_us]
 
 
-def resync(kind: str, workdir: Path, entries: int) -> list[float]:
-    master, master_port = start(kind, workdir / "master")
-    replica, replica_port = start(kind, workdir / "replica")
+def resync(master_kind: str, replica_kind: str, workdir: Path, entries: int) -> list[float]:
+    master, master_port = start(master_kind, workdir / "master")
+    replica, replica_port = start(replica_kind, workdir / "replica")
     try:
         with Connection(master_port) as mconn, Connection(replica_port) as rconn:
             fill(mconn, sensor_batches(entries))
@@ -149,12 +153,14 @@ def main() -> None:
         if "resync" in parts:
             print(f"\nResynchronisation, a stream of {options.entries:,} entries; partial: "
                   f"{PARTIAL_ENTRIES:,} entries written while the link was cut")
-            print(f"{'server':8} {'full (s)':>9} {'partial (s)':>11} {'partials':>8} "
-                  f"{'partial bytes':>13}")
-            for kind in ("brook", "redis"):
-                full, partial, partials, sent = resync(kind, workdir / f"{kind}-resync",
-                                                       options.entries)
-                print(f"{kind:8} {full:9.2f} {partial:11.3f} {partials:8.0f} {sent:13,.0f}")
+            print(f"{'master -> replica':17} {'full (s)':>9} {'partial (s)':>11} "
+                  f"{'partials':>8} {'partial bytes':>13}")
+            for master_kind, replica_kind in PAIRS:
+                full, partial, partials, sent = resync(
+                    master_kind, replica_kind,
+                    workdir / f"{master_kind}-{replica_kind}-resync", options.entries)
+                print(f"{master_kind + ' -> ' + replica_kind:17} {full:9.2f} {partial:11.3f} "
+                      f"{partials:8.0f} {sent:13,.0f}")
 
 
 if __name__ == "__main__":

@@ -163,6 +163,16 @@ class KillFilter:
             return False
         return not (self.max_age and int(now) - int(candidate.created) < self.max_age)
 
+    def matches_master(self, address: str) -> bool:
+        """Whether the link to this replica's master (at ``address``) is one of the clients
+        to kill: Redis's master client has no ACL user, and no ID or local address a caller
+        could know. Cut, the link comes back with a partial resynchronisation."""
+        if self.client_id is not None or self.user is not None or self.laddr is not None:
+            return False
+        if self.addr is not None and self.addr != address:
+            return False
+        return self.kind == "master" or (self.kind is None and self.addr is not None)
+
 
 def _parse_kill_filter(client: Session, args: list[bytes]) -> KillFilter:
     """The option/value pairs, read in order: an option's own error comes before a later
@@ -241,6 +251,11 @@ def client_kill(client: Session, args: list[bytes]) -> bytes:
         if kill_filter.matches(candidate, client, now):
             _kill(candidate, client)
             killed += 1
+    link = server.replication.link
+    if (link is not None and link.state == "connected"
+            and kill_filter.matches_master(link.address) and not kill_filter.max_age):
+        link.cut()
+        killed += 1
     return resp.integer(killed)
 
 

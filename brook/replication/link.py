@@ -72,6 +72,16 @@ class MasterLink:
             self.task.cancel()
             self.task = None
 
+    @property
+    def address(self) -> str:
+        """The master's ``ip:port``, as CLIENT KILL ADDR names it."""
+        return f"{self.host}:{self.port}"
+
+    def cut(self) -> None:
+        """CLIENT KILL of the master client: the link is closed and, as after any lost link,
+        made again at once with PSYNC, which continues where it stopped."""
+        self._close()
+
     def _close(self) -> None:
         writer = self.writer
         self.writer = None
@@ -87,6 +97,15 @@ class MasterLink:
                 if not self.stopped:
                     server.log("warning", f"Error condition on socket for SYNC with "
                                           f"{self.host}:{self.port}: {err or type(err).__name__}")
+            except Exception as err:  # noqa: BLE001 - a link that stops silently is worse
+                if self.stopped:
+                    return
+                server.log("warning", f"Replication with {self.host}:{self.port} failed: "
+                                      f"{type(err).__name__}: {err}")
+                self.state = "connect"
+                self._close()
+                await asyncio.sleep(1)
+                continue
             self._close()
             if self.stopped:
                 return
@@ -177,6 +196,7 @@ class MasterLink:
             self.transfer_last_io = time.monotonic()
             data = await self._payload(reader, timeout)
             self._load(data, parts[1].decode(), int(parts[2]))
+            self.send_ack()  # a diskless master starts the stream at the first ACK
         elif reply.startswith(b"+CONTINUE"):
             parts = reply.split()
             if len(parts) == 2 and parts[1].decode() != replication.replid:
@@ -215,8 +235,7 @@ class MasterLink:
             mark = header[5:]
             if len(mark) != _EOF_MARK_LENGTH:
                 raise LinkError("Bad EOF mark from MASTER")
-            data = await asyncio.wait_for(reader.readuntil(mark), timeout)
-            return data[:-len(mark)]
+            return await self._payload_until(reader, mark, timeout)
         size = int(header[1:])
         self.transfer_size = size
         received = bytearray()
@@ -229,6 +248,23 @@ class MasterLink:
             received += data
             self.transfer_read = len(received)
             self.transfer_last_io = time.monotonic()
+        return bytes(received)
+
+    async def _payload_until(self, reader: asyncio.StreamReader, mark: bytes,
+                             timeout: float) -> bytes:
+        """A diskless payload: everything up to the mark that ends it, read as it comes
+        (the stream reader's ``readuntil`` stops at 64 KiB). A master sends nothing after the
+        mark until this replica's first ACK, so the mark ends the bytes read, as Redis's
+        replica checks it."""
+        received = bytearray()
+        while not received.endswith(mark):
+            data = await asyncio.wait_for(reader.read(_READ_SIZE), timeout)
+            if not data:
+                raise LinkError("connection lost")
+            received += data
+            self.transfer_read = len(received)
+            self.transfer_last_io = time.monotonic()
+        del received[-len(mark):]
         return bytes(received)
 
     def transfer_info(self, now: float) -> list[str]:
