@@ -21,6 +21,7 @@ PEL ownership -- and raises :class:`RdbError` before anything is stored.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Final, Protocol, cast
 
 from brook.protocol.requests import parse_strict_int
@@ -45,6 +46,13 @@ __all__ = ["Limits", "RdbError", "load_object", "load_type"]
 _STREAM_SAMEFIELDS: Final = 2
 _STREAM_DELETED: Final = 1
 _U64: Final = 1 << 64
+
+_native_stream_rows: Callable[[bytes, int, int], tuple[list[int], list[list[bytes]], int]] | None
+try:
+    from brook.rdb import _stream_rows
+    _native_stream_rows = _stream_rows.stream_rows
+except ImportError:  # the pure build
+    _native_stream_rows = None
 _LISTPACK_SAFE: Final = 1 << 30  # Redis's lpSafeToAdd: a listpack stays below 1 GB
 
 
@@ -340,6 +348,19 @@ def _raw_id(raw: bytes) -> int:
     return int.from_bytes(raw[:8], "big") << 64 | int.from_bytes(raw[8:], "big")
 
 
+def _node_rows(master: int, blob: bytes, previous: int
+               ) -> tuple[list[int], list[list[bytes]], int]:
+    """The live entries of one node (IDs, rows) and the last ID it holds, deleted or not:
+    in C (brook/rdb/_stream_rows.c) where the compiled core was built, else
+    :func:`_stream_node`, its twin."""
+    if _native_stream_rows is None:
+        return _stream_node(master, blob, previous)
+    try:
+        return _native_stream_rows(blob, master, previous)
+    except ValueError as err:
+        raise RdbError(str(err)) from None
+
+
 def _stream_node(master: int, blob: bytes, previous: int
                  ) -> tuple[list[int], list[list[bytes]], int]:
     """The live entries of one node (IDs, rows) and the last ID it holds, deleted or not."""
@@ -369,6 +390,8 @@ def _stream_node(master: int, blob: bytes, previous: int
         pos += 3
         if flags & _STREAM_SAMEFIELDS:
             stop = pos + nnames
+            if stop >= end:
+                raise RdbError("bad stream entry length")
             row: list[bytes] = [b""] * (2 * nnames)
             row[0::2] = names
             values = items[pos:stop]
@@ -412,7 +435,7 @@ def _stream(kind: int, r: Reader, limits: Limits, now_ms: int) -> object:
         if master in keys or master <= previous:
             raise RdbError("stream node keys out of order")
         keys.add(master)
-        ids, rows, previous = _stream_node(master, r.string(), max(previous, master - 1))
+        ids, rows, previous = _node_rows(master, r.string(), max(previous, master - 1))
         stream.append_node(ids, rows)
         live += len(ids)
     length = r.length()

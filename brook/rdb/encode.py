@@ -19,7 +19,8 @@ Each value is written in the RDB type Redis uses for its encoding, limited to wh
 
 :func:`dump_object` returns the bytes and the RDB version they need. Nodes of packed
 containers are written uncompressed (valid for every reader; LZF on them is a Python loop per
-byte, the first thing a compiled twin would take over). Pending entries released with XNACK
+byte, the first thing a compiled twin would take over). A stream's sealed nodes become Redis's
+listpacks in C (brook.types._node_listpack) where the compiled core was built. Pending entries released with XNACK
 have no owner, which Redis's format cannot express; they are not written.
 """
 
@@ -39,11 +40,13 @@ from brook.rdb.containers import (
     lp_int,
     lp_string,
 )
+from brook.types import native
 from brook.types.hash import Hash
 from brook.types.lists import ListValue
 from brook.types.pel import NO_OWNER
 from brook.types.set import SetValue
 from brook.types.stream import Stream
+from brook.types.stream_node import DECODE_CACHE, Node, decode, entries_of
 from brook.types.zset import SortedSet
 
 __all__ = ["Options", "dump_object"]
@@ -144,9 +147,23 @@ def _raw_id(entry_id: int) -> bytes:
     return (entry_id >> 64).to_bytes(8, "big") + (entry_id & _MASK64).to_bytes(8, "big")
 
 
+def _node_listpack(node: Node) -> tuple[int, bytes] | None:
+    """(master ID, listpack) of a node's live entries, None when none is live: a sealed
+    node's blob goes to brook.types._node_listpack where it was built, in one call; an open
+    node, or the pure build, takes the rows (:func:`_stream_node`, the C's twin)."""
+    blob = node.blob
+    node_listpack = native.node_listpack
+    if blob is not None and node_listpack is not None:
+        dead = node.dead.to_bytes((node.dead.bit_length() + 7) // 8, "little")
+        found = node_listpack(blob, node.master_id >> 64, node.master_id & _MASK64, dead)
+        return None if found is None else (found[0] << 64 | found[1], found[2])
+    ids, rows = entries_of(node) if blob is None or node in DECODE_CACHE else decode(node)
+    return _stream_node(ids, rows)
+
+
 def _stream_node(ids: list[int], rows: list[list[bytes] | None]) -> tuple[int, bytes] | None:
-    """(master ID, listpack) of a node's live entries, None when none is live. The hot loop
-    of a stream's DUMP: integers below 128 and repeated strings come from tables."""
+    """(master ID, listpack) of a node's live entries, None when none is live, from its
+    rows: integers below 128 and repeated strings come from tables."""
     live = [(entry_id, row) for entry_id, row in zip(ids, rows, strict=True) if row is not None]
     if not live:
         return None
@@ -192,8 +209,8 @@ def _stream_node(ids: list[int], rows: list[list[bytes] | None]) -> tuple[int, b
 def _stream(stream: Stream) -> tuple[bytes, int]:
     groups = list((stream.groups or {}).values())
     out = [bytes((c.TYPE_STREAM_LISTPACKS_2,))]
-    nodes = [node for ids, rows in stream.node_entries()
-             if (node := _stream_node(ids, rows)) is not None]
+    nodes = [listpack for node in stream.nodes()
+             if (listpack := _node_listpack(node)) is not None]
     out.append(s.length(len(nodes)))
     for master, blob in nodes:
         out += (s.plain_string(_raw_id(master)), s.plain_string(blob))

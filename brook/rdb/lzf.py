@@ -4,10 +4,10 @@ A compressed stream is a sequence of runs: a control byte below 32 starts a lite
 control+1 bytes; otherwise its top three bits are a match length - 2 (7: one more byte adds to
 it), its low five bits and the next byte a back offset - 1 (up to 8 KiB) into the output.
 
-The compressor finds matches through a dict of three-byte prefixes (their last position), which
-is what liblzf's hash table approximates; its output is valid LZF but not byte-identical to
-Redis's. Both are Python loops per input byte or run; the compiled build decompresses in C
-(``brook/rdb/_lzf.c``: loading a Redis dump.rdb decompresses most of its bytes).
+The compressor finds matches through a hash table of three-byte prefixes (their last position),
+as liblzf does; its output is valid LZF but not byte-identical to Redis's. Both are Python loops
+per input byte or run here; the compiled build runs both in C (``brook/rdb/_lzf.c``, the same
+algorithms: every string longer than 20 bytes an RDB file holds goes through one of them).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from __future__ import annotations
 _MAX_LITERAL = 32
 _MAX_OFFSET = 1 << 13
 _MAX_MATCH = 264  # 7 + 255 + 2
+_HASH_BITS = 14
+_MIN_HASH_BITS = 8
+_HASH_MULTIPLIER = 2654435761
 
 
 class LzfError(ValueError):
@@ -62,30 +65,37 @@ def _decompress(data: bytes, size: int) -> bytes:
     return bytes(out)
 
 
-try:
-    from brook.rdb import _lzf
-except ImportError:  # the pure build
-    decompress = _decompress
-else:
-    _lzf.set_error(LzfError)
-    decompress = _lzf.decompress
+def _slot(data: bytes, pos: int, bits: int) -> int:
+    """The hash table slot of the three bytes at ``pos`` (Fibonacci hashing of their value)."""
+    value = data[pos] << 16 | data[pos + 1] << 8 | data[pos + 2]
+    return ((value * _HASH_MULTIPLIER) & 0xFFFFFFFF) >> (32 - bits)
 
 
-def compress(data: bytes, limit: int) -> bytes | None:
+def _table_bits(size: int) -> int:
+    """The hash table's size (as a power of two) for ``size`` bytes of input: about one slot
+    per byte, between 2**8 and 2**14, so a short string does not clear a large table."""
+    return max(_MIN_HASH_BITS, min(_HASH_BITS, (size - 1).bit_length()))
+
+
+def _compress(data: bytes, limit: int) -> bytes | None:
     """``data`` compressed, or None when that takes more than ``limit`` bytes (Redis gives
-    liblzf an output buffer of ``len(data) - 4`` and stores the string plain if it is full)."""
+    liblzf an output buffer of ``len(data) - 4`` and stores the string plain if it is full).
+    Matches are found through a table of the last position of each three-byte prefix's hash,
+    as liblzf finds them (a candidate is checked, since prefixes share slots)."""
     out = bytearray()
-    seen: dict[bytes, int] = {}
+    bits = _table_bits(len(data))
+    table = [-1] * (1 << bits)
     literal_start = 0
     pos = 0
     end = len(data)
     last = end - 2  # the last position where a three-byte prefix starts
     while pos < last:
-        prefix = data[pos:pos + 3]
-        candidate = seen.get(prefix, -1)
-        seen[prefix] = pos
+        slot = _slot(data, pos, bits)
+        candidate = table[slot]
+        table[slot] = pos
         offset = pos - candidate - 1
-        if candidate < 0 or offset >= _MAX_OFFSET:
+        if (candidate < 0 or offset >= _MAX_OFFSET
+                or data[candidate:candidate + 3] != data[pos:pos + 3]):
             pos += 1
             continue
         # Extend the match as far as it goes (at most _MAX_MATCH, within the input).
@@ -105,7 +115,7 @@ def compress(data: bytes, limit: int) -> bytes | None:
             return None
         stop = pos + length
         for inner in range(pos + 1, min(stop, last)):
-            seen[data[inner:inner + 3]] = inner
+            table[_slot(data, inner, bits)] = inner
         pos = literal_start = stop
     _literals(out, data, literal_start, end)
     return bytes(out) if len(out) <= limit else None
@@ -117,3 +127,14 @@ def _literals(out: bytearray, data: bytes, start: int, stop: int) -> None:
         out.append(run - 1)
         out += data[start:start + run]
         start += run
+
+
+try:
+    from brook.rdb import _lzf
+except ImportError:  # the pure build
+    decompress = _decompress
+    compress = _compress
+else:
+    _lzf.set_error(LzfError)
+    decompress = _lzf.decompress
+    compress = _lzf.compress

@@ -6,8 +6,7 @@
  * join, the column ints). Here it is one buffer. brook.types.stream_node._pack_sealed_resp is the
  * same function in Python: the pure build runs it, and the tests compare the two.
  *
- * The blob's layout is documented in brook/types/stream_node.py. Columns are unsigned, in native
- * byte order, 1, 2, 4 or 8 bytes wide by their array typecode.
+ * The blob's layout is documented in brook/types/stream_node.py (read through _sealed_blob.h).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -15,8 +14,7 @@
 #include <string.h>
 
 #include "_decimal.h"
-
-#define HEADER_SIZE 20
+#include "_sealed_blob.h"
 
 typedef struct {
     char *data;
@@ -54,32 +52,6 @@ static void put_bulk(Buffer *buf, const char *data, Py_ssize_t len) {
     buf->size = out - buf->data;
 }
 
-static int width_of(char code) {
-    switch (code) {
-    case 'B': return 1;
-    case 'H': return (int)sizeof(unsigned short);
-    case 'I': return (int)sizeof(unsigned int);
-    case 'L': return (int)sizeof(unsigned long);
-    case 'Q': return (int)sizeof(unsigned long long);
-    default: return 0;
-    }
-}
-
-static uint64_t column_value(const unsigned char *column, int width, Py_ssize_t i) {
-    switch (width) {
-    case 1: return column[i];
-    case 2: { uint16_t v; memcpy(&v, column + 2 * i, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, column + 4 * i, 4); return v; }
-    default: { uint64_t v; memcpy(&v, column + 8 * i, 8); return v; }
-    }
-}
-
-static uint32_t header_u32(const unsigned char *blob, int index) {
-    uint32_t v;
-    memcpy(&v, blob + 4 * index, 4);  /* "<I": little-endian, as on every platform built here */
-    return v;
-}
-
 static PyObject *malformed(void) {
     PyErr_SetString(PyExc_ValueError, "malformed stream node");
     return NULL;
@@ -101,22 +73,15 @@ static PyObject *pack_node(PyObject *self, PyObject *const *args, Py_ssize_t nar
     uint64_t master_seq = PyLong_AsUnsignedLongLong(args[2]);
     if (master_seq == (uint64_t)-1 && PyErr_Occurred())
         return NULL;
-    if (blob_size < HEADER_SIZE)
-        return malformed();
-    Py_ssize_t count = header_u32(blob, 0), nmaster = header_u32(blob, 1);
-    Py_ssize_t nstr = header_u32(blob, 2), nodd = header_u32(blob, 3);
-    int ms_width = width_of((char)blob[16]), seq_width = width_of((char)blob[17]);
-    int odd_width = width_of((char)blob[18]), len_width = width_of((char)blob[19]);
-    if (!ms_width || !seq_width || !odd_width || !len_width)
-        return malformed();
-    const unsigned char *ms_column = blob + HEADER_SIZE;
-    const unsigned char *seq_column = ms_column + count * ms_width;
-    const unsigned char *odd_column = seq_column + count * seq_width;
-    const unsigned char *len_column = odd_column + 2 * nodd * odd_width;
-    const unsigned char *strings = len_column + nstr * len_width;
-    const unsigned char *end = blob + blob_size;
-    if (strings > end || nmaster > nstr || nodd > count)
-        return malformed();
+    SealedBlob node;
+    if (sealed_blob_open(&node, blob, blob_size) < 0)
+        return NULL;
+    Py_ssize_t count = node.count, nmaster = node.nmaster, nstr = node.nstr, nodd = node.nodd;
+    int ms_width = node.ms_width, seq_width = node.seq_width;
+    int odd_width = node.odd_width, len_width = node.len_width;
+    const unsigned char *ms_column = node.ms_column, *seq_column = node.seq_column;
+    const unsigned char *odd_column = node.odd_column, *len_column = node.len_column;
+    const unsigned char *strings = node.strings, *end = node.end;
 
     Buffer buf = {NULL, 0, 0};
     PyObject *offsets = PyList_New(count + 1), *ms_list = PyList_New(count);

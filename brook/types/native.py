@@ -7,6 +7,8 @@ runs the function's Python twin, which does the same:
 - ``appended_size``: :func:`brook.types.lpsize.appended_size` of the IDs' deltas;
 - ``seal_node``: :func:`brook.types.stream_node._seal_blob`;
 - ``pack_node``: :func:`brook.types.stream_node._pack_sealed_resp`;
+- ``node_listpack``: :func:`brook.types.stream_node.decode`, then
+  :func:`brook.rdb.encode._stream_node` (a sealed node as Redis's stream listpack);
 - ``plain_id`` / ``plain_ids``: :func:`brook.commands.stream_args.read_plain_id`;
 - ``next_auto_id``: :func:`brook.commands.stream_args.next_auto_id_text`;
 - ``KeyTable``: :class:`brook.types.keytable.KeyTable`;
@@ -33,6 +35,7 @@ appended_size: Callable[[int, int, list[bytes], list[bytes], int], int] | None
 seal_node: Callable[[int, list[bytes], list[int], list[list[bytes] | None]],
                     tuple[bytes, int]] | None
 pack_node: Callable[[bytes, int, int], tuple[bytes, list[int], list[int], list[int]]] | None
+node_listpack: Callable[[bytes, int, int, bytes], tuple[int, int, bytes] | None] | None
 plain_id: Callable[[bytes], int] | None
 plain_ids: Callable[[list[bytes]], list[int] | None] | None
 next_auto_id: Callable[[int, int], tuple[int, bytes]] | None
@@ -47,6 +50,7 @@ try:
         _keytable,
         _lp_size,
         _member_set,
+        _node_listpack,
         _node_seal,
         _resp_pack,
         _sorted_keys,
@@ -55,6 +59,7 @@ try:
     appended_size = _lp_size.appended_size
     seal_node = _node_seal.seal_node
     pack_node = _resp_pack.pack_node
+    node_listpack = _node_listpack.node_listpack
     plain_id = _stream_ids.plain_id
     plain_ids = _stream_ids.plain_ids
     next_auto_id = _stream_ids.next_auto_id
@@ -62,7 +67,8 @@ try:
     MemberSet = _member_set.MemberSet  # type: ignore[assignment]  # the twin's methods, in C
     SortedKeys = _sorted_keys.SortedKeys
 except ImportError:
-    appended_size = seal_node = pack_node = plain_id = plain_ids = next_auto_id = None
+    appended_size = seal_node = pack_node = node_listpack = None
+    plain_id = plain_ids = next_auto_id = None
     KeyTable = MemberSet = SortedKeys = None
 
 try:

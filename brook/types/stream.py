@@ -547,6 +547,11 @@ class Stream:
 
     # -- introspection ---------------------------------------------------------------------------
 
+    def nodes(self) -> list[Node]:
+        """The macro nodes, oldest first, for serializers that read sealed blobs as they are
+        (callers must not change them)."""
+        return self._nodes
+
     def node_entries(self) -> Iterator[tuple[list[int], list[list[bytes] | None]]]:
         """Each node's IDs and rows (None = deleted), oldest node first, for serializers (a
         sealed node is decoded without entering the read cache)."""
