@@ -17,6 +17,7 @@ from brook.rdb import decode, encode, lzf
 from brook.rdb.strings import RdbError
 from brook.types import stream_node
 from brook.types.stream import Stream, make_id
+from brook.types.stream_node import Node
 from tests.conftest import native_module
 
 _DATA = st.one_of(
@@ -115,26 +116,7 @@ def test_a_sealed_node_as_a_redis_listpack_in_c_is_the_twins(
     first one's too), strings that spell integers of every width or nearly do, and strings of
     each length encoding: the C listpack is the Python one's."""
     node_listpack = native_module("brook.types._node_listpack").node_listpack
-    stream = Stream(max_entries=0, max_bytes=0)
-    ms, seq = first_ms, 0
-    deleted: list[int] = []
-    for (ms_step, seq_step), own_names, values, dead in entries:
-        if ms_step:
-            ms, seq = ms + ms_step, seq_step
-        else:
-            seq += seq_step
-        names = [b"name%d" % k for k in range(len(values))]
-        if own_names:
-            names[0] = b"other"
-        if make_id(ms, seq) > stream.last_id:
-            fields = [item for pair in zip(names, values, strict=True) for item in pair]
-            stream.append(make_id(ms, seq), fields)
-            if dead:
-                deleted.append(stream.length - 1)
-    node = stream.nodes()[0]
-    stream._seal(node)
-    for index in deleted:
-        node.dead |= 1 << index
+    node = _sealed_node(first_ms, entries)
     expected = encode._stream_node(*stream_node.decode(node))
     dead_bits = node.dead.to_bytes((node.dead.bit_length() + 7) // 8, "little")
     found = node_listpack(node.blob, node.master_id >> 64, node.master_id & ((1 << 64) - 1),
@@ -167,13 +149,14 @@ def _rows_outcome(read, *args: object) -> object:  # noqa: ANN001
         return ("refused", str(err))
 
 
-def _node_blobs(draw_entries: list[tuple[tuple[int, int], bool, list[bytes], bool]],
-                first_ms: int) -> list[tuple[int, bytes]]:
-    """Redis stream listpacks (from the writer above) of a node built from the entries."""
+def _sealed_node(first_ms: int, entries: list[tuple[tuple[int, int], bool, list[bytes], bool]]
+                 ) -> Node:
+    """One sealed node of the entries (ID steps, own field names or the master's, values,
+    deleted or not), its deleted entries marked as XDEL marks them."""
     stream = Stream(max_entries=0, max_bytes=0)
     ms, seq = first_ms, 0
     deleted: list[int] = []
-    for (ms_step, seq_step), own_names, values, dead in draw_entries:
+    for (ms_step, seq_step), own_names, values, dead in entries:
         if ms_step:
             ms, seq = ms + ms_step, seq_step
         else:
@@ -190,7 +173,13 @@ def _node_blobs(draw_entries: list[tuple[tuple[int, int], bool, list[bytes], boo
     stream._seal(node)
     for index in deleted:
         node.dead |= 1 << index
-    found = encode._stream_node(*stream_node.decode(node))
+    return node
+
+
+def _node_blobs(entries: list[tuple[tuple[int, int], bool, list[bytes], bool]],
+                first_ms: int) -> list[tuple[int, bytes]]:
+    """Redis stream listpacks (from the Python writer) of a node built from the entries."""
+    found = encode._stream_node(*stream_node.decode(_sealed_node(first_ms, entries)))
     return [] if found is None else [found]
 
 
