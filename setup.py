@@ -104,7 +104,8 @@ COMPILED = [
 # each has its Python twin, which the pure build runs.
 NATIVE = [
     Extension(f"brook.types.{name}", [f"brook/types/{name}.c"], extra_compile_args=["-O2"],
-              depends=["brook/types/_decimal.h", "brook/types/_ids.h", "brook/types/_rows.h",
+              depends=["brook/types/_buffer.h", "brook/types/_decimal.h", "brook/types/_ids.h",
+                       "brook/types/_listpack.h", "brook/types/_rows.h",
                        "brook/types/_sealed_blob.h"])
     for name in ("_keytable", "_lp_size", "_member_set", "_node_listpack", "_node_seal",
                  "_resp_pack", "_sorted_keys", "_stream_ids")
@@ -121,7 +122,7 @@ NATIVE = [
     Extension("brook.rdb._crc64", ["brook/rdb/_crc64.c"], extra_compile_args=["-O2"]),
     Extension("brook.rdb._lzf", ["brook/rdb/_lzf.c"], extra_compile_args=["-O2"]),
     Extension("brook.rdb._stream_rows", ["brook/rdb/_stream_rows.c"], extra_compile_args=["-O2"],
-              depends=["brook/types/_ids.h"]),
+              depends=["brook/types/_ids.h", "brook/types/_listpack.h"]),
 ]
 
 

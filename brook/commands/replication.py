@@ -150,19 +150,24 @@ def _sync(client: Session, replid: str, offset: int, plain: bool) -> bytes:
 def _rdb_only(client: Session, plain: bool) -> bytes:
     """``REPLCONF rdb-only 1`` (redis-cli --rdb, --functions-rdb): Redis's RDB file of the
     dataset, or of what ``rdb-filter-only`` keeps, and the connection closes; the client
-    never becomes a replica. Written here and now, whatever ``snapshot-format`` says: the
-    asker wants Redis's file."""
+    never becomes a replica. Redis's file whatever ``snapshot-format`` says: the asker wants
+    it. The dataset comes from a forked child, as a replica's does; the functions alone are
+    written here and now (no keys: nothing a fork would save)."""
     server = client.server
     conf = client.repl_conf
-    functions_only = "rdb-filter-only" in conf
-    libraries = server.scripting.functions.codes() if conf.get("rdb-filter-only") else []
-    out = io.BytesIO()
-    write_rdb(Keyspace(0) if functions_only else server.keyspace, out, server.config,
-              libraries if functions_only else server.scripting.functions.codes())
-    data = out.getvalue()
     replication = server.replication
     head = b"" if plain else b"+FULLRESYNC %s %d\r\n" % (replication.replid.encode(),
                                                          replication.offset)
+    functions_only = "rdb-filter-only" in conf
+    if not functions_only and server.loop is not None:
+        replication.rdb_only_sync(client, head)
+        return b""
+    # An empty filter keeps nothing; "functions" keeps the libraries.
+    keep_libraries = not functions_only or conf["rdb-filter-only"]
+    out = io.BytesIO()
+    write_rdb(Keyspace(0) if functions_only else server.keyspace, out, server.config,
+              server.scripting.functions.codes() if keep_libraries else [])
+    data = out.getvalue()
     client.push(b"".join(client.out) + head + b"$%d\r\n" % len(data) + data)
     client.out.clear()
     client.close()

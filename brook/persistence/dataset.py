@@ -30,11 +30,12 @@ __all__ = ["SnapshotError", "load_dataset", "write_dataset"]
 
 def write_dataset(keyspace: Keyspace, target: str | os.PathLike[str] | BinaryIO,
                   config: RdbOptions, libraries: Iterable[bytes] = (),
-                  key_delay_us: int = 0) -> None:
+                  key_delay_us: int = 0, redis_file: bool = False) -> None:
     """Write the dataset and the FUNCTION ``libraries`` to ``target`` (a path, replaced
-    atomically, or a binary file object, not closed) in ``config``'s snapshot format.
+    atomically, or a binary file object, not closed) in ``config``'s snapshot format, or in
+    Redis's whatever it says (``redis_file``: the reader asked for Redis's file).
     ``key_delay_us`` (``rdb-key-save-delay``, for tests) pauses after each key."""
-    if config.snapshot_format != "rdb":
+    if config.snapshot_format != "rdb" and not redis_file:
         write_snapshot(keyspace, target, libraries, key_delay_us)
         return
 

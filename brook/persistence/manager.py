@@ -233,10 +233,11 @@ class Persistence:
         for client in server.clients.values():
             client.refresh_mode()
 
-    def bgsave(self, for_replicas: bool = False) -> None:
+    def bgsave(self, for_replicas: bool = False, redis_file: bool = False) -> None:
         """Fork a child that writes the snapshot. The caller checked no child runs.
         ``for_replicas``: the snapshot goes to the replicas waiting for a full
-        synchronisation, not to the dump file (Redis's diskless sync leaves none either)."""
+        synchronisation, not to the dump file (Redis's diskless sync leaves none either);
+        ``redis_file``: in Redis's RDB format whatever ``snapshot-format`` says."""
         server = self.server
         temp = f"temp-{os.getpid()}.brook"
         if not for_replicas:
@@ -247,7 +248,7 @@ class Persistence:
             try:
                 write_dataset(server.keyspace, temp, server.config,
                               server.scripting.functions.codes(),
-                              server.config.rdb_key_save_delay)
+                              server.config.rdb_key_save_delay, redis_file)
                 code = 0
             finally:
                 os._exit(code)

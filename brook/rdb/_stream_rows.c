@@ -18,9 +18,8 @@
 #include <string.h>
 
 #include "../types/_ids.h"
+#include "../types/_listpack.h"
 
-#define LP_HEADER_SIZE 6
-#define LP_COUNT_UNKNOWN 65535
 #define FLAG_DELETED 1
 #define FLAG_SAMEFIELDS 2
 
@@ -34,19 +33,6 @@ typedef struct {
 static PyObject *refuse(const char *text) {
     PyErr_SetString(PyExc_ValueError, text);
     return NULL;
-}
-
-/* Bytes taken by the back length of an entry of ``size`` bytes (lpEncodeBacklen). */
-static Py_ssize_t backlen_size(Py_ssize_t size) {
-    if (size <= 127)
-        return 1;
-    if (size < 16383)
-        return 2;
-    if (size < 2097151)
-        return 3;
-    if (size < 268435455)
-        return 4;
-    return 5;
 }
 
 /* Every element of the listpack into ``items`` (room for ``capacity``); their number, or -1
@@ -84,7 +70,7 @@ static Py_ssize_t listpack_elements(const unsigned char *blob, Py_ssize_t end, E
             Py_ssize_t size = first & 0x3F, start = pos + 1;
             item->data = blob + start;
             item->size = size;
-            pos = start + size + backlen_size(size + 1);
+            pos = start + size + lp_backlen_size(size + 1);
         } else if (first < 0xE0) {  /* 13-bit integer */
             if (pos + 1 >= last) {
                 error = "listpack entry past the end";
@@ -102,7 +88,7 @@ static Py_ssize_t listpack_elements(const unsigned char *blob, Py_ssize_t end, E
             Py_ssize_t size = (Py_ssize_t)(first & 0x0F) << 8 | blob[pos + 1], start = pos + 2;
             item->data = blob + start;
             item->size = size;
-            pos = start + size + backlen_size(size + 2);
+            pos = start + size + lp_backlen_size(size + 2);
         } else if (first == 0xF0) {  /* 32-bit string length */
             if (pos + 5 > last) {
                 error = "listpack entry past the end";
@@ -113,7 +99,7 @@ static Py_ssize_t listpack_elements(const unsigned char *blob, Py_ssize_t end, E
             Py_ssize_t start = pos + 5;
             item->data = blob + start;
             item->size = (Py_ssize_t)size;
-            pos = start + (Py_ssize_t)size + backlen_size((Py_ssize_t)size + 5);
+            pos = start + (Py_ssize_t)size + lp_backlen_size((Py_ssize_t)size + 5);
         } else if (first <= 0xF4) {
             static const int widths[] = {2, 3, 4, 8};
             int width = widths[first - 0xF1];

@@ -81,8 +81,13 @@ class Replication:
         # WAIT and WAITAOF: (waiter, replicas, offset, local); ``local`` is WAITAOF's numlocal,
         # -1 for WAIT.
         self.waiters: list[tuple[Waiter, int, int, int]] = []
-        # The offset a forked snapshot for replicas ends at, while its child runs.
+        # The offset a forked snapshot for replicas ends at, while its child runs, and
+        # whether it is Redis's RDB file (what an rdb-only connection takes).
         self.forked_sync_offset: int | None = None
+        self.forked_sync_rdb = False
+        # REPLCONF rdb-only connections (redis-cli --rdb) waiting for a forked snapshot in
+        # Redis's format; closed once it is sent, never replicas.
+        self.rdb_only: list[Session] = []
         # Runs the master's stream on a replica; kept across links, as its SELECT state is.
         self.replayer: Replayer | None = None
         self._ticks = 0
@@ -174,6 +179,7 @@ class Replication:
             # too); the stream from here on waits in the replica's ``pending``.
             persistence.bgsave(for_replicas=True)
             self.forked_sync_offset = self.offset
+            self.forked_sync_rdb = server.config.snapshot_format == "rdb"
             replica.state = "wait_bgsave"
             return b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), self.offset)
         # Another child runs (a save, a rewrite): the snapshot is written here and now.
@@ -184,11 +190,43 @@ class Replication:
         return b"+FULLRESYNC %s %d\r\n$%d\r\n%s" % (self.replid.encode(), self.offset,
                                                     len(data), data)
 
+    def rdb_only_sync(self, client: Session, head: bytes) -> None:
+        """``REPLCONF rdb-only`` (redis-cli --rdb): after ``head``, the RDB file of the
+        dataset, written by a forked child as a replica's is, and the connection closes."""
+        client.is_replica = True  # what it sends is no longer served; its end reaches detach
+        client.push(b"".join(client.out) + head)
+        client.out.clear()
+        self.rdb_only.append(client)
+        self._fork_for_rdb_only()
+
+    def _fork_for_rdb_only(self) -> None:
+        """A snapshot for the rdb-only connections waiting, unless one they can take is on
+        the way; while another child runs they wait for the next tick, as Redis waits for
+        the next BGSAVE."""
+        if not self.rdb_only or (self.forked_sync_offset is not None and self.forked_sync_rdb):
+            return
+        persistence = self.server.persistence
+        if persistence.child_active() is None:
+            persistence.bgsave(for_replicas=True, redis_file=True)
+            self.forked_sync_offset = self.offset
+            self.forked_sync_rdb = True
+
     def snapshot_ready(self, data: bytes | None) -> None:
         """The forked snapshot is written (None: it failed, and the waiting replicas are
         disconnected to try again): it goes to every replica waiting for it, then the
-        stream they missed meanwhile."""
+        stream they missed meanwhile, and to the rdb-only connections if it is Redis's
+        file."""
         self.forked_sync_offset = None
+        if self.forked_sync_rdb:
+            for client in self.rdb_only:
+                if data is None:
+                    client.kill()
+                else:
+                    client.push(b"$%d\r\n" % len(data))
+                    client.push(data)
+                    client.close()
+            self.rdb_only = []
+        self.forked_sync_rdb = False
         for replica in self.replicas:
             if replica.state != "wait_bgsave":
                 continue
@@ -205,6 +243,7 @@ class Replication:
             replica.ack_time = time.monotonic()
             self.server.log("notice", f"Synchronization with replica {replica.ip}:"
                                       f"{replica.port} succeeded")
+        self._fork_for_rdb_only()
 
     def _attach(self, client: Session, port: int, ip: str, psync2: bool) -> Replica:
         client.is_replica = True
@@ -215,8 +254,10 @@ class Replication:
         return replica
 
     def detach(self, client: Session) -> None:
-        """A replica's connection closed."""
+        """A replica's connection closed (or an rdb-only one's)."""
         self.replicas = [replica for replica in self.replicas if replica.client is not client]
+        if client in self.rdb_only:
+            self.rdb_only.remove(client)
         if not self.replicas:
             self.no_replicas_since = time.monotonic()
 
@@ -318,6 +359,9 @@ class Replication:
         for replica in self.replicas:
             if replica.state == "wait_bgsave":
                 replica.client.push(b"\n")  # Redis's keepalive while the snapshot is written
+        for client in self.rdb_only:
+            client.push(b"\n")
+        self._fork_for_rdb_only()
         if self.replicas and not self.is_replica and self.backlog is not None:
             period = config.repl_ping_replica_period
             if period and self._ticks % period == 0:

@@ -12,64 +12,12 @@
 #include <string.h>
 
 #include "_ids.h"
+#include "_listpack.h"
 #include "_rows.h"
-
-/* Bytes of an integer element (encoding, value and back-length). */
-static int64_t int_size(int64_t value) {
-    if (value >= 0 && value <= 127)
-        return 2;
-    if (value >= -4096 && value <= 4095)
-        return 3;
-    if (value >= -32768 && value <= 32767)
-        return 4;
-    if (value >= -8388608 && value <= 8388607)
-        return 5;
-    if (value >= -2147483648LL && value <= 2147483647LL)
-        return 6;
-    return 10;
-}
-
-/* Redis's string2ll: optional '-', no '+', no leading zeros, 64-bit range. */
-static int strict_int(const unsigned char *text, Py_ssize_t size, int64_t *value) {
-    if (size == 0 || size > 20)
-        return 0;
-    int negative = text[0] == '-';
-    const unsigned char *digits = text + negative;
-    Py_ssize_t ndigits = size - negative;
-    if (ndigits == 0 || (ndigits > 1 && digits[0] == '0') || (negative && digits[0] == '0'))
-        return 0;
-    uint64_t magnitude = 0;
-    for (Py_ssize_t i = 0; i < ndigits; i++) {
-        unsigned digit = (unsigned)digits[i] - '0';
-        if (digit > 9 || magnitude > (UINT64_MAX - digit) / 10)
-            return 0;
-        magnitude = magnitude * 10 + digit;
-    }
-    if (negative) {
-        if (magnitude > (uint64_t)INT64_MAX + 1)
-            return 0;
-        *value = (int64_t)(0 - magnitude);
-    } else {
-        if (magnitude > (uint64_t)INT64_MAX)
-            return 0;
-        *value = (int64_t)magnitude;
-    }
-    return 1;
-}
 
 /* Bytes of an element appended as a string (stored as an integer when it reads as one). */
 static int64_t string_size(PyObject *item) {
-    const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(item);
-    Py_ssize_t size = PyBytes_GET_SIZE(item);
-    int64_t value;
-    if (size < 21 && strict_int(text, size, &value))
-        return int_size(value);
-    if (size < 64)
-        return size + 2;
-    int64_t encoded = size < 4096 ? size + 2 : size + 5;
-    int64_t backlen = encoded <= 127 ? 1 : encoded < 16383 ? 2 : encoded < 2097151 ? 3
-                      : encoded < 268435455 ? 4 : 5;
-    return encoded + backlen;
+    return lp_string_size((const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
 }
 
 /* The sum of string_size over items[start::2]; -1 if one is not bytes. */
@@ -86,7 +34,7 @@ static int64_t values_size(PyObject *const *items, Py_ssize_t n, Py_ssize_t star
 /* An ID delta stored as a wrapped int64: its bytes beyond the 2 of a small one. */
 static int64_t delta_extra(uint64_t delta) {
     int64_t wrapped = (int64_t)delta;
-    return wrapped >= 0 && wrapped <= 127 ? 0 : int_size(wrapped) - 2;
+    return wrapped >= 0 && wrapped <= 127 ? 0 : lp_int_size(wrapped) - 2;
 }
 
 static int64_t count_growth(Py_ssize_t live) {
@@ -123,14 +71,15 @@ static PyObject *appended_size(PyObject *self, PyObject *const *args, Py_ssize_t
     int64_t size = 2 + 2 + 2 + values + delta_extra(ms - master_ms) + delta_extra(seq - master_seq);
     Py_ssize_t nfields = nitems >> 1;
     if (same) {
-        size += (nnames < 125 ? 2 : int_size(nnames + 3));
+        size += (nnames < 125 ? 2 : lp_int_size(nnames + 3));
         if (live >= 127)
             size += count_growth(live);
     } else {  /* the field count, the names and a longer lp-count */
         int64_t names_size = values_size(fields, nitems, 0);
         if (names_size < 0)
             goto not_bytes;
-        size += int_size(nfields) + names_size + int_size(2 * nfields + 4) + count_growth(live);
+        size += lp_int_size(nfields) + names_size + lp_int_size(2 * nfields + 4)
+                + count_growth(live);
     }
     return PyLong_FromLongLong(size);
 

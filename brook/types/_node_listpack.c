@@ -19,167 +19,34 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buffer.h"
+#include "_listpack.h"
 #include "_sealed_blob.h"
 
 #define FLAG_NONE 0
 #define FLAG_SAMEFIELDS 2
-#define LP_HEADER_SIZE 6
-#define LP_COUNT_UNKNOWN 65535
 
-typedef struct {
-    unsigned char *data;
-    Py_ssize_t size;
-    Py_ssize_t capacity;
-} Buffer;
-
-static int reserve(Buffer *buf, Py_ssize_t more) {
-    if (buf->size + more <= buf->capacity)
-        return 0;
-    Py_ssize_t capacity = buf->capacity * 2;
-    if (capacity < buf->size + more)
-        capacity = buf->size + more;
-    unsigned char *data = PyMem_Realloc(buf->data, (size_t)capacity);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    buf->data = data;
-    buf->capacity = capacity;
-    return 0;
-}
-
-/* The entry's back length (lpEncodeBacklen); the caller has reserved 5 bytes. */
-static void put_backlen(Buffer *buf, uint64_t size) {
-    unsigned char *out = buf->data + buf->size;
-    if (size <= 127) {
-        out[0] = (unsigned char)size;
-        buf->size += 1;
-    } else if (size < 16383) {
-        out[0] = (unsigned char)(size >> 7);
-        out[1] = (unsigned char)((size & 127) | 128);
-        buf->size += 2;
-    } else if (size < 2097151) {
-        out[0] = (unsigned char)(size >> 14);
-        out[1] = (unsigned char)(((size >> 7) & 127) | 128);
-        out[2] = (unsigned char)((size & 127) | 128);
-        buf->size += 3;
-    } else if (size < 268435455) {
-        out[0] = (unsigned char)(size >> 21);
-        out[1] = (unsigned char)(((size >> 14) & 127) | 128);
-        out[2] = (unsigned char)(((size >> 7) & 127) | 128);
-        out[3] = (unsigned char)((size & 127) | 128);
-        buf->size += 4;
-    } else {
-        out[0] = (unsigned char)(size >> 28);
-        out[1] = (unsigned char)(((size >> 21) & 127) | 128);
-        out[2] = (unsigned char)(((size >> 14) & 127) | 128);
-        out[3] = (unsigned char)(((size >> 7) & 127) | 128);
-        out[4] = (unsigned char)((size & 127) | 128);
-        buf->size += 5;
-    }
-}
-
-/* An integer entry in the narrowest of Redis's encodings; -1 with MemoryError. */
+/* An integer entry; -1 with MemoryError. */
 static int put_int(Buffer *buf, int64_t value) {
-    if (reserve(buf, 10) < 0)
+    if (buffer_reserve(buf, LP_MAX_INT_ELEMENT) < 0)
         return -1;
-    unsigned char *out = buf->data + buf->size;
-    if (value >= 0 && value <= 127) {
-        out[0] = (unsigned char)value;
-        out[1] = 1;
-        buf->size += 2;
-        return 0;
-    }
-    if (value >= -4096 && value <= 4095) {
-        uint64_t bits = (uint64_t)value & 0x1FFF;
-        out[0] = (unsigned char)(0xC0 | bits >> 8);
-        out[1] = (unsigned char)(bits & 0xFF);
-        out[2] = 2;
-        buf->size += 3;
-        return 0;
-    }
-    int width;
-    if (value >= -32768 && value <= 32767) {
-        out[0] = 0xF1;
-        width = 2;
-    } else if (value >= -(1 << 23) && value < (1 << 23)) {
-        out[0] = 0xF2;
-        width = 3;
-    } else if (value >= -(1LL << 31) && value < (1LL << 31)) {
-        out[0] = 0xF3;
-        width = 4;
-    } else {
-        out[0] = 0xF4;
-        width = 8;
-    }
-    uint64_t bits = (uint64_t)value;
-    for (int k = 0; k < width; k++)
-        out[1 + k] = (unsigned char)(bits >> (8 * k));
-    out[1 + width] = (unsigned char)(width + 1);
-    buf->size += width + 2;
+    buf->size += lp_put_int(buffer_end(buf), value);
     return 0;
 }
 
-/* The integer a string spells exactly, as lpStringToInt64 reads it: at most 20 characters,
- * an optional minus, digits without a leading zero ("0" itself), within 64 bits. */
-static int spells_int(const unsigned char *text, Py_ssize_t size, int64_t *value) {
-    if (size == 0 || size > 20)
-        return 0;
-    Py_ssize_t at = 0;
-    int negative = text[0] == '-';
-    if (negative)
-        at = 1;
-    if (at == size)
-        return 0;
-    if (text[at] == '0')
-        if (negative || size > 1)
-            return 0;
-    uint64_t magnitude = 0;
-    for (; at < size; at++) {
-        unsigned char c = text[at];
-        if (c < '0' || c > '9')
-            return 0;
-        if (magnitude > (UINT64_MAX - (uint64_t)(c - '0')) / 10)
-            return 0;
-        magnitude = magnitude * 10 + (uint64_t)(c - '0');
-    }
-    if (negative) {
-        if (magnitude > (uint64_t)INT64_MAX + 1)
-            return 0;
-        *value = magnitude == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)magnitude;
-    } else {
-        if (magnitude > (uint64_t)INT64_MAX)
-            return 0;
-        *value = (int64_t)magnitude;
-    }
-    return 1;
-}
-
-/* A string entry (an integer one when it spells an integer); -1 with MemoryError. */
+/* A string entry (an integer one when it spells an integer, as lpAppend stores it); -1 with
+ * MemoryError. */
 static int put_string(Buffer *buf, const unsigned char *text, Py_ssize_t size) {
     int64_t value;
-    if (spells_int(text, size, &value))
+    if (lp_string_int(text, size, &value))
         return put_int(buf, value);
-    if (reserve(buf, size + 10) < 0)
+    if (buffer_reserve(buf, size + 10) < 0)
         return -1;
-    unsigned char *out = buf->data + buf->size;
-    Py_ssize_t head;
-    if (size < 64) {
-        out[0] = (unsigned char)(0x80 | size);
-        head = 1;
-    } else if (size < 4096) {
-        out[0] = (unsigned char)(0xE0 | size >> 8);
-        out[1] = (unsigned char)(size & 0xFF);
-        head = 2;
-    } else {
-        out[0] = 0xF0;
-        uint32_t length = (uint32_t)size;
-        memcpy(out + 1, &length, 4);  /* little-endian, as on every platform built here */
-        head = 5;
-    }
+    unsigned char *out = buffer_end(buf);
+    int head = lp_put_string_head(out, size);
     memcpy(out + head, text, (size_t)size);
     buf->size += head + size;
-    put_backlen(buf, (uint64_t)(head + size));
+    buf->size += lp_put_backlen(buffer_end(buf), (uint64_t)(head + size));
     return 0;
 }
 
@@ -313,7 +180,8 @@ static PyObject *node_listpack(PyObject *self, PyObject *const *args, Py_ssize_t
     for (Py_ssize_t i = first; i < node.count; i++)
         live += !is_dead(dead, dead_size, i);
 
-    if (reserve(&buf, LP_HEADER_SIZE + (node.end - node.strings) + 64 * (node.count + 1)) < 0)
+    Py_ssize_t estimate = LP_HEADER_SIZE + (node.end - node.strings) + 64 * (node.count + 1);
+    if (buffer_reserve(&buf, estimate) < 0)
         goto done;
     buf.size = LP_HEADER_SIZE;
     Py_ssize_t elements = 4 + nnames;
@@ -358,14 +226,15 @@ static PyObject *node_listpack(PyObject *self, PyObject *const *args, Py_ssize_t
     }
 #undef ENTRY_MS
 #undef ENTRY_SEQ
-    if (reserve(&buf, 1) < 0)
+    if (buffer_reserve(&buf, 1) < 0)
         goto done;
-    buf.data[buf.size++] = 0xFF;
+    *buffer_end(&buf) = LP_EOF;
+    buf.size++;
     uint32_t total = (uint32_t)buf.size;
     uint16_t stored_count = elements < LP_COUNT_UNKNOWN ? (uint16_t)elements : LP_COUNT_UNKNOWN;
     memcpy(buf.data, &total, 4);
     memcpy(buf.data + 4, &stored_count, 2);
-    PyObject *listpack = PyBytes_FromStringAndSize((const char *)buf.data, buf.size);
+    PyObject *listpack = PyBytes_FromStringAndSize(buf.data, buf.size);
     if (listpack == NULL)
         goto done;
     result = Py_BuildValue("(KKN)", (unsigned long long)lp_ms, (unsigned long long)lp_seq,

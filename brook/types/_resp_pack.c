@@ -13,30 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buffer.h"
 #include "_decimal.h"
 #include "_sealed_blob.h"
-
-typedef struct {
-    char *data;
-    Py_ssize_t size;
-    Py_ssize_t capacity;
-} Buffer;
-
-static int buffer_reserve(Buffer *buf, Py_ssize_t more) {
-    if (buf->size + more <= buf->capacity)
-        return 0;
-    Py_ssize_t capacity = buf->capacity * 2;
-    if (capacity < buf->size + more)
-        capacity = buf->size + more;
-    char *data = PyMem_Realloc(buf->data, (size_t)capacity);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    buf->data = data;
-    buf->capacity = capacity;
-    return 0;
-}
 
 /* "$<len>\r\n<data>\r\n"; the caller has reserved len + 26 bytes. */
 static void put_bulk(Buffer *buf, const char *data, Py_ssize_t len) {

@@ -284,3 +284,40 @@ def test_replconf_rdb_options_refuse_what_redis_refuses(r: redis.Redis) -> None:
     with pytest.raises(redis.ResponseError) as error:
         r.execute_command("REPLCONF", "rdb-filter-only", "functions keys")
     assert str(error.value) == "Unsupported rdb-filter-only option: keys"
+
+
+def test_redis_cli_rdb_gets_redis_file_from_a_fork_after_a_running_save(
+        tmp_path: Path, real_redis_binary: str, servers: list[ServerProcess]) -> None:
+    """The file of ``redis-cli --rdb`` is written by a forked child, as a replica's is, so
+    the server goes on serving; it is Redis's file whatever ``snapshot-format`` says, and
+    while another child saves, it waits for that one to end (as Redis waits for the next
+    BGSAVE)."""
+    brook_dir = tmp_path / "brook"
+    brook_dir.mkdir()
+    brook = start_brook(brook_dir, "--save", "", "--snapshot-format", "brook",
+                        "--rdb-key-save-delay", "1000")  # a millisecond per key
+    servers.append(brook)
+    b = brook.client()
+    b.mset({f"key:{number}": number for number in range(400)})
+    forks = b.info("stats")["total_forks"]
+    assert b.bgsave()
+    fetch = subprocess.Popen(["redis-cli", "-p", str(brook.port), "--rdb",
+                              str(tmp_path / "all.rdb")],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert b.set("served", "while the file is written")
+        output, _ = fetch.communicate(timeout=60)
+    finally:
+        fetch.kill()
+    assert fetch.returncode == 0, output
+    assert b.info("stats")["total_forks"] == forks + 2  # the BGSAVE, then the file's own
+    assert (brook_dir / "dump.rdb").read_bytes()[:5] != b"REDIS"  # the BGSAVE: Brook's format
+    data = (tmp_path / "all.rdb").read_bytes()
+    assert data.startswith(b"REDIS")
+    target = tmp_path / "redis"
+    target.mkdir()
+    (target / "dump.rdb").write_bytes(data)
+    real = start_redis(target, "--dir", str(target))
+    servers.append(real)
+    assert real.client().mget("key:0", "key:399") == [b"0", b"399"]
+    assert b.info("replication")["connected_slaves"] == 0

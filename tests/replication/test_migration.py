@@ -59,8 +59,32 @@ def switch(cluster: Cluster, to: int) -> None:
     old = cluster.master_port()
     sentinel = cluster.client(cluster.sentinel_ports[0])
     assert sentinel.execute_command("SENTINEL", "FAILOVER", SERVICE) == b"OK"
-    wait_for(lambda: cluster.master_port() == to, 60, "the promotion")
-    wait_for(lambda: cluster.follows(old, to), 60, "the old master following the new one")
+    try:
+        wait_for(lambda: cluster.master_port() == to, 60, "the promotion")
+        wait_for(lambda: cluster.follows(old, to), 60, "the old master following the new one")
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; what the sentinels said:\n{_sentinel_story(cluster)}"
+                             ) from error
+
+
+def _sentinel_story(cluster: Cluster) -> str:
+    """The failover events each sentinel logged (its ``#`` lines and the steps it took), so
+    that a failover that did not happen says why."""
+    story = []
+    for port in cluster.sentinel_ports:
+        log = cluster.workdir / f"sentinel-{port}" / "sentinel.log"
+        lines = [line for line in log.read_text(errors="replace").splitlines()
+                 if " # " in line or "failover" in line or "slave" in line]
+        story.append(f"sentinel {port}:\n" + "\n".join(lines[-30:]))
+    for port in cluster.ports:
+        try:
+            role: object = cluster.client(port).info("replication")
+        except (redis.RedisError, OSError) as error:
+            role = error
+        log = cluster.workdir / f"server-{port}" / "server.log"
+        tail = log.read_text(errors="replace").splitlines()[-15:]
+        story.append(f"server {port} ({cluster.kinds[port]}): {role}\n" + "\n".join(tail))
+    return "\n".join(story)
 
 
 def test_a_queue_moves_from_redis_to_brook_and_back_under_load(mixed: Cluster) -> None:
