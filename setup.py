@@ -97,6 +97,7 @@ COMPILED = [
     "brook/rdb/containers.py",
     "brook/rdb/decode.py",
     "brook/rdb/encode.py",
+    "brook/persistence/rdbfile.py",
 ]
 
 
@@ -122,7 +123,8 @@ NATIVE = [
     Extension("brook.rdb._crc64", ["brook/rdb/_crc64.c"], extra_compile_args=["-O2"]),
     Extension("brook.rdb._lzf", ["brook/rdb/_lzf.c"], extra_compile_args=["-O2"]),
     Extension("brook.rdb._stream_rows", ["brook/rdb/_stream_rows.c"], extra_compile_args=["-O2"],
-              depends=["brook/types/_ids.h", "brook/types/_listpack.h"]),
+              depends=["brook/types/_decimal.h", "brook/types/_ids.h",
+                       "brook/types/_listpack.h"]),
 ]
 
 

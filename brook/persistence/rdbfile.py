@@ -24,11 +24,10 @@ import time
 from collections.abc import Iterable
 from typing import BinaryIO, Final, Protocol
 
-from brook.keyspace import Keyspace
+from brook.keyspace import Database, Keyspace
 from brook.persistence.snapshot import (
     SnapshotError,
     Writer,
-    live_keys,
     restore_stream_extras,
     stream_extras,
 )
@@ -48,6 +47,9 @@ _VERSION_WRITTEN: Final = c.RDB_VERSION_WRITTEN
 _CHECKSUM_SINCE: Final = 5  # files of version 5 and later end with the CRC-64
 _U64: Final = struct.Struct("<Q")
 _I32: Final = struct.Struct("<i")
+_EXPIRE_OPCODE: Final = bytes((252,))  # OPCODE_EXPIRETIME_MS
+_STRING_TYPE: Final = bytes((c.TYPE_STRING,))
+_KEYS_PER_PUT: Final = 1024
 # The aux field after a stream that carries what RDB 10 cannot hold of it (the key, then
 # brook.persistence.snapshot's stream_extras); Redis skips aux fields it does not know.
 STREAM_EXTRAS: Final = b"brook-stream-extras"
@@ -105,33 +107,55 @@ def write_rdb(keyspace: Keyspace, out: BinaryIO, options: RdbOptions,
     for code in libraries:
         w.put(bytes((c.OPCODE_FUNCTION2,)) + s.string(code, False))
     compress = options.rdbcompression
-    expire_op = bytes((OPCODE_EXPIRETIME_MS,))
     for db in keyspace.databases:
         if not db.data:
             continue
-        expires = db.expires
-        keys = live_keys(db, now)
-        if not keys:
-            continue
+        keys = list(db.data)
+        # The sizes are hints for the reader's tables, as Redis's (expired keys included).
         w.put(bytes((OPCODE_SELECTDB,)) + s.length(db.index) + bytes((OPCODE_RESIZEDB,))
-              + s.length(len(keys)) + s.length(sum(key in expires for key in keys)))
-        for key in keys:
-            deadline = expires.get(key)
-            if deadline is not None:
-                w.put(expire_op + _U64.pack(deadline))
-            value = db.data[key]
-            body, _version = dump_object(value, options)
-            # the type byte, then the key, then the object
-            w.put(body[:1] + s.string(key, compress) + body[1:])
-            if type(value) is Stream:
-                extras = stream_extras(value)
-                if extras is not None:
-                    w.put(_aux(STREAM_EXTRAS, s.plain_string(key) + extras))
-            if after_key is not None:
-                after_key()  # type: ignore[operator]
+              + s.length(len(keys)) + s.length(len(db.expires)))
+        for first in range(0, len(keys), _KEYS_PER_PUT):
+            w.put(_key_records(keys[first:first + _KEYS_PER_PUT], db, now, options, compress,
+                               after_key))
     w.put(bytes((c.OPCODE_EOF,)))
     w.flush()
     out.write(_U64.pack(w.crc if options.rdbchecksum else 0))
+
+
+def _key_records(keys: list[bytes], db: Database, now: int, options: RdbOptions,
+                 compress: bool, after_key: object) -> bytes:
+    """The records of the ``keys`` not expired at ``now``, each an optional expiry, the type
+    byte, the key and the object, and after a stream what RDB 10 cannot hold of it; one bytes
+    for many keys, so the writer's checksum and buffer see a few large pieces."""
+    data = db.data
+    expires = db.expires
+    parts: list[bytes] = []
+    append = parts.append
+    for key in keys:
+        deadline = expires.get(key)
+        if deadline is not None:
+            if deadline <= now:
+                continue
+            append(_EXPIRE_OPCODE)
+            append(_U64.pack(deadline))
+        value = data[key]
+        kind = type(value)
+        if kind is bytes:
+            append(_STRING_TYPE)
+            append(s.string(key, compress))
+            append(s.string(value, compress))  # type: ignore[arg-type]
+        else:
+            body, _version = dump_object(value, options)
+            append(body[:1])
+            append(s.string(key, compress))
+            append(body[1:])
+            if kind is Stream:
+                extras = stream_extras(value)  # type: ignore[arg-type]
+                if extras is not None:
+                    append(_aux(STREAM_EXTRAS, s.plain_string(key) + extras))
+        if after_key is not None:
+            after_key()  # type: ignore[operator]
+    return b"".join(parts)
 
 
 def module_name(module_id: int) -> str:
@@ -234,11 +258,11 @@ def _read(r: Reader, keyspace: Keyspace, limits: RdbOptions, libraries: list[byt
             continue
         if kind == OPCODE_AUX:
             name = r.string()
-            value = r.string()
+            field = r.string()
             if name == STREAM_EXTRAS:
-                _restore_extras(loaded, value)
+                _restore_extras(loaded, field)
             else:
-                aux[name] = value
+                aux[name] = field
             continue
         if kind == OPCODE_MODULE_AUX:
             raise RdbFileError("The RDB file contains AUX module data I can't load: no "

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../types/_decimal.h"
 #include "../types/_ids.h"
 #include "../types/_listpack.h"
 
@@ -144,7 +145,10 @@ static PyObject *text_of(const Element *item) {
     if (!item->is_int)
         return PyBytes_FromStringAndSize((const char *)item->data, item->size);
     char digits[24];
-    int size = snprintf(digits, sizeof(digits), "%lld", (long long)item->value);
+    int negative = item->value < 0;
+    digits[0] = '-';
+    uint64_t magnitude = negative ? 0 - (uint64_t)item->value : (uint64_t)item->value;
+    int size = negative + write_u64(digits + negative, magnitude);
     return PyBytes_FromStringAndSize(digits, size);
 }
 

@@ -17,11 +17,12 @@ Each value is written in the RDB type Redis uses for its encoding, limited to wh
   made by XGROUP CREATECONSUMER has no active time yet), so it is left out, and a reader sets
   each active time to the seen time -- what Redis 7.2+ does loading a 7.0 file.
 
-:func:`dump_object` returns the bytes and the RDB version they need. Nodes of packed
-containers are written uncompressed (valid for every reader; LZF on them is a Python loop per
-byte, the first thing a compiled twin would take over). A stream's sealed nodes become Redis's
-listpacks in C (brook.types._node_listpack) where the compiled core was built. Pending entries released with XNACK
-have no owner, which Redis's format cannot express; they are not written.
+:func:`dump_object` returns the bytes and the RDB version they need. The nodes of packed
+containers (listpacks, intsets, a stream's nodes) are strings like any other, LZF-compressed
+as Redis's are (brook.rdb._lzf where the compiled core was built). A stream's sealed nodes
+become Redis's listpacks in C (brook.types._node_listpack) where the compiled core was built.
+Pending entries released with XNACK have no owner, which Redis's format cannot express; they
+are not written.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def dump_object(value: object, options: Options) -> tuple[bytes, int]:
     if kind is Hash:
         return _hash(value, compress), 10  # type: ignore[arg-type]
     if kind is Stream:
-        return _stream(value)  # type: ignore[arg-type]
+        return _stream(value, compress)  # type: ignore[arg-type]
     raise TypeError(f"no RDB type for {kind.__name__}")
 
 
@@ -105,14 +106,14 @@ def _list(value: ListValue, options: Options) -> bytes:
     out.append(s.length(len(nodes)))
     packed = s.length(c.CONTAINER_PACKED)
     for node in nodes:
-        out += (packed, s.plain_string(node))
+        out += (packed, s.string(node, options.rdbcompression))
     return b"".join(out)
 
 
 def _set(value: SetValue, compress: bool) -> bytes:
     if value.encoding == "intset":
         blob = intset(sorted(int(member) for member in value))
-        return bytes((c.TYPE_SET_INTSET,)) + s.plain_string(blob)
+        return bytes((c.TYPE_SET_INTSET,)) + s.string(blob, compress)
     out = [bytes((c.TYPE_SET,)), s.length(len(value))]
     out += [s.string(member, compress) for member in value]
     return b"".join(out)
@@ -124,7 +125,7 @@ def _zset(value: SortedSet, compress: bool) -> bytes:
         flat: list[bytes] = []
         for member, score in pairs:
             flat += (member, format_double(score))
-        return bytes((c.TYPE_ZSET_LISTPACK,)) + s.plain_string(listpack(flat))
+        return bytes((c.TYPE_ZSET_LISTPACK,)) + s.string(listpack(flat), compress)
     out = [bytes((c.TYPE_ZSET_2,)), s.length(len(pairs))]
     for member, score in reversed(pairs):
         out += (s.string(member, compress), s.binary_double(score))
@@ -136,7 +137,7 @@ def _hash(value: Hash, compress: bool) -> bytes:
         flat: list[bytes] = []
         for pair in value.items():
             flat += pair
-        return bytes((c.TYPE_HASH_LISTPACK,)) + s.plain_string(listpack(flat))
+        return bytes((c.TYPE_HASH_LISTPACK,)) + s.string(listpack(flat), compress)
     out = [bytes((c.TYPE_HASH,)), s.length(len(value))]
     for field, item in value.items():
         out += (s.string(field, compress), s.string(item, compress))
@@ -206,14 +207,14 @@ def _stream_node(ids: list[int], rows: list[list[bytes] | None]) -> tuple[int, b
     return master, listpack_of(parts, count)
 
 
-def _stream(stream: Stream) -> tuple[bytes, int]:
+def _stream(stream: Stream, compress: bool) -> tuple[bytes, int]:
     groups = list((stream.groups or {}).values())
     out = [bytes((c.TYPE_STREAM_LISTPACKS_2,))]
     nodes = [listpack for node in stream.nodes()
              if (listpack := _node_listpack(node)) is not None]
     out.append(s.length(len(nodes)))
     for master, blob in nodes:
-        out += (s.plain_string(_raw_id(master)), s.plain_string(blob))
+        out += (s.plain_string(_raw_id(master)), s.string(blob, compress))
     first = stream.first_id() if stream.length else 0
     deleted = stream.max_deleted_id
     out += (s.length(stream.length), s.length(stream.last_id >> 64),
@@ -221,7 +222,7 @@ def _stream(stream: Stream) -> tuple[bytes, int]:
             s.length(deleted >> 64), s.length(deleted & _MASK64), s.length(stream.entries_added),
             s.length(len(groups)))
     for group in groups:
-        out += (s.plain_string(group.name), s.length(group.last_id >> 64),
+        out += (s.string(group.name, compress), s.length(group.last_id >> 64),
                 s.length(group.last_id & _MASK64), s.length(group.entries_read & _MASK64))
         records = [record for record in group.pel.records() if record[3] != NO_OWNER]
         out.append(s.length(len(records)))
@@ -231,7 +232,7 @@ def _stream(stream: Stream) -> tuple[bytes, int]:
         consumers = list(group.consumers.values())
         out.append(s.length(len(consumers)))
         for consumer in consumers:
-            out += (s.plain_string(consumer.name), s.millisecond_time(consumer.seen_time))
+            out += (s.string(consumer.name, compress), s.millisecond_time(consumer.seen_time))
             owned = sorted(consumer.pel)
             out.append(s.length(len(owned)))
             out += [_raw_id(entry_id) for entry_id in owned]
