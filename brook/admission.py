@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from brook.acl.users import CHANNEL, COMMAND, KEY
+from brook.cluster.routing import redirection
 from brook.commands.registry import Command
 from brook.eviction import OOM
 from brook.memory import request_bytes
@@ -42,6 +43,7 @@ from brook.scripting.flags import (
     ALLOW_STALE,
     DENYOOM,
     DENYSTALE,
+    NO_CLUSTER,
     NO_WRITES,
     WRITES,
 )
@@ -137,6 +139,10 @@ class Admission:
             return self._script_command_refusal(session, cmd, script_state)
         if lane != TOPLEVEL:
             return None
+        if server.cluster is not None and not session.replaying:
+            refusal = self._cluster_refusal(session, cmd, args)
+            if refusal is not None:
+                return refusal
         # EXEC is judged by what it would run (Redis's mstate flags), a script command by
         # what its script declares (Redis's getCommandFlags).
         state_checks = server.replication_checks and not session.replaying
@@ -205,6 +211,38 @@ class Admission:
             return OOM
         return None
 
+    def _cluster_refusal(self, session: Session, cmd: Command, args: list[bytes]) -> str | None:
+        """Redis Cluster's redirections and refusals (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN,
+        -CLUSTERDOWN), by the request's keys -- a transaction's, for EXEC -- as
+        brook.cluster.routing decides them; a command without keys is always served."""
+        server = self.server
+        cluster = server.cluster
+        assert cluster is not None
+        if cmd is self._exec:
+            if not session.in_multi:
+                return None
+            commands = session.multi_queue
+        elif cmd.first_key <= 0 and cmd.find_keys is None:
+            return None
+        else:
+            commands = [(cmd, args)]
+        keys: list[bytes] = []
+        write = shard_channels = False
+        for each, each_args in commands:
+            keys += each.key_positions_of(each_args)
+            write = write or bool(self._needs(each, each_args) & WRITES)
+            flags = each.key_flags
+            shard_channels = shard_channels or (flags is not None and "not_key" in flags)
+        db = server.keyspace[0]
+        data = db.data
+        config = server.config
+        return redirection(
+            cluster, keys, lambda key: key in data and not db.is_expired(key), write,
+            session.cluster_asking or "asking" in cmd.flags, session.cluster_readonly,
+            shard_channels, config.cluster_allow_reads_when_down,
+            config.cluster_allow_pubsubshard_when_down, config.cluster_preferred_endpoint_type,
+            migrate=cmd.name == "migrate")
+
     def _needs(self, cmd: Command, args: list[bytes]) -> int:
         """What a request asks of the server's state (:data:`WRITES`, :data:`DENYOOM`,
         :data:`DENYSTALE`): a script command's by the flags its script declares (Redis's
@@ -237,11 +275,12 @@ class Admission:
         """Why a script may not start, by the flags it declares (None: an EVAL script without
         a shebang, Redis's compatibility mode), with scriptPrepareForRun's texts. At the top
         level :meth:`refusal` judged the EVAL or FCALL by the same flags before; this catches
-        what changed since (inside a transaction) and the read-only commands. ``no-cluster``
-        never refuses: Brook never runs in cluster mode."""
+        what changed since (inside a transaction) and the read-only commands."""
         server = self.server
         if flags is None:
             return MASTERDOWN if self.stale() and not caller.replaying else None
+        if NO_CLUSTER in flags and server.cluster is not None:
+            return "ERR Can not run script on cluster, 'no-cluster' flag is set."
         if ALLOW_STALE not in flags and self.stale() and not caller.replaying:
             return ("MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to "
                     "'no' and 'allow-stale' flag is not set on the script.")

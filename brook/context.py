@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from brook.acl.rules import User
     from brook.acl.users import Acl, Denial
     from brook.blocking import Blocking
+    from brook.cluster.state import ClusterState
     from brook.command_log import Monitors, SlowLog
     from brook.commands.registry import Command, CommandTable
     from brook.config.store import Config
@@ -158,6 +159,9 @@ class ServerContext:
         # Whether clients need the dispatcher's replication checks (READONLY on a replica,
         # MASTERDOWN, min-replicas-to-write's NOREPLICAS): they take its general path.
         self.replication_checks = False
+        # Redis Cluster's view of the slots and nodes (None: not in cluster mode), built at
+        # start-up from nodes.conf (brook/cluster).
+        self.cluster: ClusterState | None = None
         self.started = time.time()
         self.started_monotonic = time.monotonic()
         self.pid = os.getpid()

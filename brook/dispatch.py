@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.admission import QUEUED, TOPLEVEL, WAITER, Admission
 from brook.blocking import WaiterLane
+from brook.cluster.routing import is_redirection
 from brook.commands.registry import (
     NO_COMMAND,
     NO_SUBCOMMAND,
@@ -264,6 +265,15 @@ class Dispatcher(WaiterLane, CommandPath):
     def execute(self, session: Session, args: list[bytes]) -> bytes | None:
         """Run one request with every check of Redis's processCommand; returns the reply
         (None: parked, or silenced by CLIENT REPLY)."""
+        if not session.cluster_asking:
+            return self._execute(session, args)
+        reply = self._execute(session, args)
+        # ASKING lasts one command, or the transaction it precedes (Redis's resetClient).
+        if not session.in_multi and args[0].lower() != b"asking":
+            session.cluster_asking = False
+        return reply
+
+    def _execute(self, session: Session, args: list[bytes]) -> bytes | None:
         cmd, found = resolve(self.table, args)
         if found == NO_COMMAND:
             return self._reject(session, unknown_command_error(args), None)
@@ -351,7 +361,8 @@ class Dispatcher(WaiterLane, CommandPath):
         if session.in_multi:
             if cmd is not None and cmd is self._exec:
                 session.discard_transaction()
-                message = f"EXECABORT Transaction discarded because of: {message}"
+                if not is_redirection(message):  # (a redirection is answered as it is)
+                    message = f"EXECABORT Transaction discarded because of: {message}"
             else:
                 session.multi_error = True
         if session.tracking_caching:

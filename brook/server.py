@@ -23,6 +23,7 @@ from brook.acl.rules import AclRuleError
 from brook.acl.users import Acl, AclFileError
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
+from brook.cluster.state import ClusterConfigError, ClusterState
 from brook.command_log import Monitors, SlowLog
 from brook.config.errors import ConfigError
 from brook.config.parameters import PARAMETERS
@@ -332,7 +333,10 @@ class Server(ServerContext):
                 self.log("warning", f"Failed to write PID file: {err.strerror}")
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.loop.add_signal_handler(sig, self._on_signal, sig)
-        self.log("notice", f"Running mode=standalone, port={config.port}.")
+        mode = "cluster" if config.cluster_enabled else "standalone"
+        self.log("notice", f"Running mode={mode}, port={config.port}.")
+        if config.cluster_enabled:
+            self._start_cluster()
         self.memory.startup = self.used_memory()
         self.log("notice", "Server initialized")
         self._load_users()
@@ -349,6 +353,34 @@ class Server(ServerContext):
             host, port = config.replicaof
             self.replication.follow(host, int(port))
         self.loop.create_task(self._cron())
+
+    def _start_cluster(self) -> None:
+        """This node's view of the cluster from nodes.conf, or a new node (Redis's
+        clusterInit), the file written at once."""
+        config = self.config
+        if config.port > 65535 - 10000 and not config.cluster_port:
+            self.log("warning", "Redis port number too high. Cluster communication port is "
+                                "10,000 port numbers higher than your Redis port. Your Redis "
+                                "port number must be 55535 or less.")
+            raise SystemExit(1)
+        cluster = ClusterState(config)
+        try:
+            loaded = cluster.load()
+        except (ClusterConfigError, ValueError, IndexError) as failure:
+            self.log("warning", str(failure) if isinstance(failure, ClusterConfigError)
+                     else f"Unrecoverable error: corrupted cluster config file: {failure}")
+            raise SystemExit(1) from failure
+        if loaded:
+            self.log("notice", f"Node configuration loaded, I'm {cluster.myself.name}")
+        else:
+            self.log("notice", f"No cluster configuration found, I'm {cluster.myself.name}")
+        try:
+            cluster.save()
+        except OSError as error:
+            self.log("warning", f"Cannot save the cluster configuration: {error.strerror}")
+            raise SystemExit(1) from error
+        cluster.update_state()
+        self.cluster = cluster
 
     async def _listen(self) -> None:
         """TCP, TLS and the Unix socket, as configured (Redis's initListeners)."""
@@ -506,6 +538,8 @@ class Server(ServerContext):
                 self.latency_add("expire-cycle", cycle_ms)
             self.keyspace.tick(int(time.time()))
             self.persistence.tick()
+            if self.cluster is not None:
+                self.cluster.update_state()
             if self.replication.waiters:
                 self.replication.serve_waiters()  # WAITAOF: a background fsync finished
             if started - self.replication_ticked >= 1.0:  # Redis's replicationCron

@@ -75,6 +75,10 @@ class Session(Watcher):
         self.woff = 0
         self.no_evict = False
         self.no_touch = False
+        # Cluster mode: ASKING lets its next command (or transaction) reach a slot being
+        # imported here; READONLY lets a replica serve its reads of its master's slots.
+        self.cluster_asking = False
+        self.cluster_readonly = False
         self.closing = False
         self.closed = False
         self.created = time.time()
@@ -157,6 +161,8 @@ class Session(Watcher):
             # Its reads are remembered, and CLIENT CACHING lasts one command: both are done
             # by the general path.
             or self.tracking
+            # Cluster mode: every request's keys are routed (brook.cluster.routing).
+            or server.cluster is not None
         )
 
     def take_postponed(self) -> bytes:

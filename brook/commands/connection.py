@@ -75,6 +75,8 @@ def quit_(client: Session, args: list[bytes]) -> bytes:
 )
 def select(client: Session, args: list[bytes]) -> bytes:
     index = parse_int(args[1])
+    if client.server.cluster is not None and index != 0:
+        raise CommandError("ERR SELECT is not allowed in cluster mode")
     if not 0 <= index < len(client.server.keyspace):
         raise CommandError(DB_INDEX_OUT_OF_RANGE)
     client.db = client.server.keyspace[index]

@@ -329,7 +329,8 @@ _SECTIONS: list[tuple[str, bool, str, Callable[[ServerContext], list[str]]]] = [
     ("commandstats", False, "Commandstats", _section_commandstats),
     ("errorstats", True, "Errorstats", _section_errorstats),
     ("latencystats", False, "Latencystats", _section_latencystats),
-    ("cluster", True, "Cluster", lambda server: ["cluster_enabled:0"]),
+    ("cluster", True, "Cluster",
+     lambda server: [f"cluster_enabled:{0 if server.cluster is None else 1}"]),
     ("keyspace", True, "Keyspace", _section_keyspace),
 ]
 

@@ -122,6 +122,24 @@ class Config:
     activerehashing: bool
     active_expire_effort: int
     cluster_enabled: bool
+    cluster_config_file: str
+    cluster_port: int
+    cluster_node_timeout: int
+    cluster_require_full_coverage: bool
+    cluster_allow_reads_when_down: bool
+    cluster_allow_pubsubshard_when_down: bool
+    cluster_allow_replica_migration: bool
+    cluster_replica_no_failover: bool
+    cluster_replica_validity_factor: int
+    cluster_migration_barrier: int
+    cluster_announce_ip: str
+    cluster_announce_port: int
+    cluster_announce_bus_port: int
+    cluster_announce_tls_port: int
+    cluster_announce_hostname: str
+    cluster_announce_human_nodename: str
+    cluster_preferred_endpoint_type: str
+    cluster_link_sendbuf_limit: int
     acllog_max_len: int
     aclfile: str
     acl_pubsub_default: str
