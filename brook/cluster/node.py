@@ -10,16 +10,17 @@ NAME_LENGTH: Final = 40
 
 # Flags, with Redis's values (they travel in the bus's header) and CLUSTER NODES's names in
 # Redis's order.
-MYSELF: Final = 1
-MASTER: Final = 2
-REPLICA: Final = 4
-PFAIL: Final = 8
-FAIL: Final = 16
+MASTER: Final = 1
+REPLICA: Final = 2
+PFAIL: Final = 4
+FAIL: Final = 8
+MYSELF: Final = 16
 HANDSHAKE: Final = 32
 NOADDR: Final = 64
 MEET: Final = 128
 MIGRATE_TO: Final = 256
 NOFAILOVER: Final = 512
+EXTENSIONS_SUPPORTED: Final = 1024
 _FLAG_NAMES: Final = ((MYSELF, "myself"), (MASTER, "master"), (REPLICA, "slave"),
                       (PFAIL, "fail?"), (FAIL, "fail"), (HANDSHAKE, "handshake"),
                       (NOADDR, "noaddr"), (NOFAILOVER, "nofailover"))
