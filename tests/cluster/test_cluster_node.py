@@ -6,9 +6,7 @@ servers wait ``cluster-node-timeout`` before suspecting it)."""
 
 from __future__ import annotations
 
-import random
 import re
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +24,7 @@ from tests.conftest import (
     since,
     whole_error,
 )
+from tests.support.cluster_ports import free_cluster_port
 
 PHANTOM = "f" * 40
 ME = "a" * 40
@@ -68,19 +67,6 @@ def node(spawn: Spawn, tmp_path: Path) -> Callable[..., ServerProcess]:
             proc.version = tuple(int(part) for part in str(text).split("."))
         return proc
     return start
-
-
-def free_cluster_port() -> int:
-    """A free port with its bus port (10,000 above, at most 65,535) free too."""
-    while True:
-        port = random.randrange(20000, 55535)
-        with socket.socket() as first, socket.socket() as second:
-            try:
-                first.bind(("127.0.0.1", port))
-                second.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
 
 
 def _two_nodes(port: int, phantom_port: int) -> str:
