@@ -7,6 +7,7 @@ servers wait ``cluster-node-timeout`` before suspecting it)."""
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.conftest import (
     Spawn,
     call,
     error_of,
+    redis_cli,
     run,
     since,
     whole_error,
@@ -312,3 +314,26 @@ def test_redis_py_cluster_client_works_against_one_node(node: Callable[..., Serv
         pubsub.close()
     finally:
         client.close()
+
+
+def test_redis_cli_checks_and_follows_a_node(node: Callable[..., ServerProcess]) -> None:
+    """redis-cli's cluster tooling reads the node as it reads Redis's: --cluster check finds
+    every slot covered and nothing open, --cluster info counts the keys, and -c follows the
+    slots (here all on one node)."""
+    proc = node()
+    r = proc.client(decode_responses=True)
+    r.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_ok(r)
+    address = f"127.0.0.1:{proc.port}"
+    assert redis_cli(proc.port, "-c", "SET", "foo", "bar").stdout == b"OK\n"
+    assert redis_cli(proc.port, "-c", "GET", "foo").stdout == b"bar\n"
+    check = subprocess.run(["redis-cli", "--cluster", "check", address], capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "[OK] All nodes agree about slots configuration." in check.stdout
+    assert "[OK] All 16384 slots covered." in check.stdout
+    assert "[WARNING]" not in check.stdout
+    info = subprocess.run(["redis-cli", "--cluster", "info", address], capture_output=True,
+                          text=True, timeout=60)
+    assert "-> 1 keys | 16384 slots | 0 slaves." in info.stdout
+    assert "[OK] 1 keys in 1 masters." in info.stdout
