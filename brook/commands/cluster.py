@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from brook.cluster.node import MASTER, MYSELF, REPLICA, ClusterNode
+from brook.cluster.node import MASTER, MYSELF, REPLICA, ClusterNode, random_name
 from brook.cluster.routing import endpoint
 from brook.cluster.slots import SLOTS, key_slot, slot_ranges
 from brook.cluster.state import ClusterState
@@ -16,6 +16,7 @@ from brook.commands.args import parse_int
 from brook.commands.common import help_reply
 from brook.commands.registry import SYNTAX_ERROR, CommandError, command, container
 from brook.protocol import resp
+from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
     from brook.session import Session
@@ -29,6 +30,9 @@ _RANGES: Final = ("O(N) where N is the total number of the slots between the sta
                   "end slot arguments.")
 _REPLICAS: Final = "O(N) where N is the number of replicas."
 _BAD_SLOT: Final = "ERR Invalid or out of range slot"
+# What needs other nodes to hear of it (MEET, FORGET and REPLICATE of another node).
+_NO_BUS: Final = ("ERR Brook does not speak the cluster bus yet: a node can serve every slot "
+                  "alone (docs/cluster.md)")
 _HELP: Final = [
     "COUNTKEYSINSLOT <slot>", "    Return the number of keys in <slot>.",
     "GETKEYSINSLOT <slot> <count>", "    Return key names stored by current node in a slot.",
@@ -446,7 +450,7 @@ def _forget(client: Session, args: list[bytes]) -> bytes:
         raise CommandError("ERR I tried hard but I can't forget myself...")
     if cluster.myself.master is node:
         raise CommandError("ERR Can't forget my master!")
-    raise CommandError("ERR Unknown node " + args[2].decode("utf-8", "replace"))
+    raise CommandError(_NO_BUS)
 
 
 def _replicate(client: Session, args: list[bytes]) -> bytes:
@@ -454,7 +458,13 @@ def _replicate(client: Session, args: list[bytes]) -> bytes:
     node = _node(cluster, args[2])
     if node is cluster.myself:
         raise CommandError("ERR Can't replicate myself")
-    raise CommandError("ERR I can only replicate a master, not a replica.")
+    if node.flags & REPLICA:
+        raise CommandError("ERR I can only replicate a master, not a replica.")
+    myself = cluster.myself
+    if myself.flags & MASTER and (myself.numslots or len(client.server.keyspace[0])):
+        raise CommandError("ERR To set a master the node must be empty and without assigned "
+                           "slots.")
+    raise CommandError(_NO_BUS)
 
 
 def _count_failure_reports(client: Session, args: list[bytes]) -> bytes:
@@ -474,14 +484,13 @@ def _failover(client: Session, args: list[bytes]) -> bytes:
 
 def _meet(client: Session, args: list[bytes]) -> bytes:
     _cluster(client)
-    if parse_strict(args[3]) is None:
+    if parse_strict_int(args[3]) is None:
         raise CommandError("ERR Invalid base port specified: " + args[3].decode("utf-8",
                                                                                  "replace"))
-    if len(args) == 5 and parse_strict(args[4]) is None:
+    if len(args) == 5 and parse_strict_int(args[4]) is None:
         raise CommandError("ERR Invalid bus port specified: " + args[4].decode("utf-8",
                                                                                 "replace"))
-    raise CommandError("ERR Brook does not speak the cluster bus yet: a node can serve every "
-                       "slot alone (docs/cluster.md)")
+    raise CommandError(_NO_BUS)
 
 
 def _reset(client: Session, args: list[bytes]) -> bytes:
@@ -504,8 +513,7 @@ def _reset(client: Session, args: list[bytes]) -> bytes:
     if hard:
         cluster.current_epoch = cluster.last_vote_epoch = 0
         myself.config_epoch = 0
-        fresh = ClusterState(cluster.config)
-        myself.name, myself.shard_id = fresh.myself.name, fresh.myself.shard_id
+        myself.name, myself.shard_id = random_name(), random_name()
         cluster.nodes = {myself.name: myself}
     _changed(client, cluster)
     return resp.OK
@@ -514,13 +522,6 @@ def _reset(client: Session, args: list[bytes]) -> bytes:
 def _links(client: Session, args: list[bytes]) -> bytes:
     _cluster(client)
     return resp.EMPTY_ARRAY
-
-
-def parse_strict(arg: bytes) -> int | None:
-    try:
-        return parse_int(arg)
-    except CommandError:
-        return None
 
 
 _HANDLERS: Final[dict[str, Callable[[Session, list[bytes]], bytes]]] = {
