@@ -63,6 +63,9 @@ class ClusterState:
         self.assigned = 0  # slots with an owner
         self.migrating_to: dict[int, ClusterNode] = {}
         self.importing_from: dict[int, ClusterNode] = {}
+        # 1 for a slot myself serves outright (owned, neither migrating nor importing): the
+        # command path's quick test; changed only through the methods below.
+        self.served_here = bytearray(SLOTS)
         self.current_epoch = 0
         self.last_vote_epoch = 0
         self.ok = False  # cluster_state: ok / fail
@@ -87,12 +90,18 @@ class ClusterState:
 
     # -- slots ------------------------------------------------------------------------------
 
+    def _refresh_served(self, slot: int) -> None:
+        self.served_here[slot] = (self.owners[slot] is self.myself
+                                  and slot not in self.migrating_to
+                                  and slot not in self.importing_from)
+
     def add_slot(self, slot: int, node: ClusterNode) -> None:
         if self.owners[slot] is not None:
             return
         self.owners[slot] = node
         node.numslots += 1
         self.assigned += 1
+        self._refresh_served(slot)
 
     def del_slot(self, slot: int) -> None:
         """The slot unbound, and no longer importing (clusterDelSlot)."""
@@ -103,6 +112,37 @@ class ClusterState:
         self.owners[slot] = None
         owner.numslots -= 1
         self.assigned -= 1
+        self._refresh_served(slot)
+
+    def set_migrating(self, slot: int, node: ClusterNode | None) -> None:
+        """The slot migrates to ``node`` (None: no longer)."""
+        if node is None:
+            self.migrating_to.pop(slot, None)
+        else:
+            self.migrating_to[slot] = node
+        self._refresh_served(slot)
+
+    def set_importing(self, slot: int, node: ClusterNode | None) -> None:
+        """The slot is imported from ``node`` (None: no longer)."""
+        if node is None:
+            self.importing_from.pop(slot, None)
+        else:
+            self.importing_from[slot] = node
+        self._refresh_served(slot)
+
+    def clear_moves(self) -> None:
+        """No slot migrating or importing (CLUSTER RESET)."""
+        moving = set(self.migrating_to) | set(self.importing_from)
+        self.migrating_to.clear()
+        self.importing_from.clear()
+        for slot in moving:
+            self._refresh_served(slot)
+
+    def become_myself(self, node: ClusterNode) -> None:
+        """``node`` is this node (nodes.conf's ``myself`` line): the quick test recomputed."""
+        self.myself = node
+        for slot in range(SLOTS):
+            self._refresh_served(slot)
 
     def slots_of(self, node: ClusterNode) -> list[int]:
         return [slot for slot, owner in enumerate(self.owners) if owner is node]
@@ -235,7 +275,7 @@ class ClusterState:
         if myself is None:
             raise ClusterConfigError("Unrecoverable error: corrupted cluster config file "
                                      f"\"{path}\".")
-        self.myself = myself
+        self.become_myself(myself)
         self.announce()
         return True
 
@@ -280,9 +320,9 @@ class ClusterState:
                 slot_text, arrow, other = item[1:-1].partition("->-")
                 if not arrow:
                     slot_text, _, other = item[1:-1].partition("-<-")
-                    self.importing_from[int(slot_text)] = self._node_named(other)
+                    self.set_importing(int(slot_text), self._node_named(other))
                 else:
-                    self.migrating_to[int(slot_text)] = self._node_named(other)
+                    self.set_migrating(int(slot_text), self._node_named(other))
                 continue
             first, _, last = item.partition("-")
             for slot in range(int(first), int(last or first) + 1):

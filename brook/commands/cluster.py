@@ -328,7 +328,7 @@ def _slot_assignment(client: Session, args: list[bytes], ranges: bool) -> bytes:
                 raise CommandError(f"ERR Slot {slot} specified multiple times")
             chosen.add(slot)
     for slot in sorted(chosen):
-        cluster.importing_from.pop(slot, None)
+        cluster.set_importing(slot, None)
         if delete:
             cluster.del_slot(slot)
         else:
@@ -370,10 +370,13 @@ def _setslot(client: Session, args: list[bytes]) -> bytes:
         node = _node(cluster, args[4], "ERR I don't know about node %s")
         if node.flags & REPLICA:
             raise CommandError("ERR Target node is not a master")
-        (cluster.migrating_to if action == b"migrating" else cluster.importing_from)[slot] = node
+        if action == b"migrating":
+            cluster.set_migrating(slot, node)
+        else:
+            cluster.set_importing(slot, node)
     elif action == b"stable" and len(args) == 4:
-        cluster.importing_from.pop(slot, None)
-        cluster.migrating_to.pop(slot, None)
+        cluster.set_importing(slot, None)
+        cluster.set_migrating(slot, None)
     elif action == b"node" and len(args) == 5:
         node = _node(cluster, args[4])
         if node.flags & REPLICA:
@@ -383,12 +386,12 @@ def _setslot(client: Session, args: list[bytes]) -> bytes:
             raise CommandError(f"ERR Can't assign hashslot {slot} to a different node while I "
                                "still hold keys for this hash slot.")
         if not holds_keys:
-            cluster.migrating_to.pop(slot, None)
+            cluster.set_migrating(slot, None)
         cluster.del_slot(slot)
         cluster.add_slot(slot, node)
         if node is myself and slot in cluster.importing_from:
             _bump_epoch(cluster)
-            del cluster.importing_from[slot]
+            cluster.set_importing(slot, None)
     else:
         raise CommandError("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try "
                            "CLUSTER HELP")
@@ -505,8 +508,7 @@ def _reset(client: Session, args: list[bytes]) -> bytes:
         raise CommandError("ERR CLUSTER RESET can't be called with master nodes containing keys")
     for slot in range(SLOTS):
         cluster.del_slot(slot)
-    cluster.migrating_to.clear()
-    cluster.importing_from.clear()
+    cluster.clear_moves()
     myself = cluster.myself
     myself.flags = MYSELF | MASTER
     myself.master = None
