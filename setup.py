@@ -23,6 +23,10 @@ COMPILED = [
     "brook/session.py",
     "brook/dispatch.py",
     "brook/admission.py",
+    # cluster mode: the hash slot of every request's keys and routing's quick test (node.py
+    # and state.py, read by them, stay interpreted)
+    "brook/cluster/slots.py",
+    "brook/cluster/routing.py",
     "brook/command_log.py",
     "brook/commands/registry.py",
     "brook/protocol/resp.py",

@@ -27,7 +27,7 @@ from pathlib import Path
 import redis
 from redis.sentinel import Sentinel
 
-from bench.run import free_port, machine_description, wait_ready
+from bench.run import free_port, machine_description, stop_processes, wait_ready
 
 SERVICE = "mymaster"
 QUORUM = 2
@@ -131,16 +131,7 @@ class Cluster:
         process.wait()
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self.processes.clear()
+        stop_processes(self.processes)
 
     # -- looking at it --------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ import io
 import json
 import os
 import platform
+import random
 import shutil
 import signal
 import socket
@@ -83,6 +84,34 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def free_cluster_port() -> int:
+    """A free port below 55,536 whose cluster bus port (10,000 above) is free too: Redis
+    refuses a port whose bus port would pass 65,535."""
+    while True:
+        port = random.randrange(20000, 55535)
+        with socket.socket() as first, socket.socket() as second:
+            try:
+                first.bind(("127.0.0.1", port))
+                second.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+
+
+def stop_processes(processes: dict[int, subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every server still running, SIGKILL to one that takes over ten seconds."""
+    for process in processes.values():
+        if process.poll() is None:
+            process.terminate()
+    for process in processes.values():
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    processes.clear()
 
 
 def wait_ready(port: int, process: subprocess.Popen[bytes]) -> None:

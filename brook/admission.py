@@ -23,7 +23,8 @@ lane: it is resolved, never refused), not by a copy of the list without the line
 which command, and its arity -- comes before, from :func:`brook.commands.registry.resolve`.
 The socket's fast path (:meth:`brook.dispatch.Dispatcher.run_batch`) is not a second list: it
 runs a request itself only when nothing here could refuse it (``Session.slow`` is false, the
-command resolves, the ACL allows it, memory is within the limit), else it comes here.
+command resolves, the ACL allows it, memory is within the limit, and in cluster mode
+:meth:`Admission.served_outright`: the cluster entry's quick "yes"), else it comes here.
 
 Imports: the command table, sessions, ACL texts and the script flags; never the dispatcher,
 the connection or the server module (the server is reached through the object given).
@@ -34,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from brook.acl.users import CHANNEL, COMMAND, KEY
-from brook.cluster.routing import redirection
+from brook.cluster.routing import keys_served_outright, redirection, served_outright
 from brook.commands.registry import Command
 from brook.eviction import OOM
 from brook.memory import request_bytes
@@ -49,6 +50,7 @@ from brook.scripting.flags import (
 )
 
 if TYPE_CHECKING:
+    from brook.cluster.state import ClusterState
     from brook.context import ServerContext
     from brook.session import Session
 
@@ -211,10 +213,22 @@ class Admission:
             return OOM
         return None
 
+    def served_outright(self, session: Session, cmd: Command, args: list[bytes]) -> bool:
+        """The cluster entry's quick answer, for the fast path of a node in cluster mode: True
+        when this request would pass it whatever else holds (no key, or keys in one slot this
+        node serves outright in a cluster that is ok: brook.cluster.routing). False sends the
+        request to :meth:`refusal`, which redirects it, refuses it or serves it after all --
+        as it does a request after ASKING, which applies to that one command (ended by
+        Dispatcher.execute)."""
+        cluster = self.server.cluster
+        assert cluster is not None
+        return not session.cluster_asking and _keys_served_outright(cluster, cmd, args)
+
     def _cluster_refusal(self, session: Session, cmd: Command, args: list[bytes]) -> str | None:
         """Redis Cluster's redirections and refusals (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN,
         -CLUSTERDOWN), by the request's keys -- a transaction's, for EXEC -- as
-        brook.cluster.routing decides them; a command without keys is always served."""
+        brook.cluster.routing decides them; a command without keys is always served, and one
+        whose slot is served outright (the quick test) without building anything."""
         server = self.server
         cluster = server.cluster
         assert cluster is not None
@@ -222,7 +236,7 @@ class Admission:
             if not session.in_multi:
                 return None
             commands = session.multi_queue
-        elif cmd.first_key <= 0 and cmd.find_keys is None:
+        elif _keys_served_outright(cluster, cmd, args):  # no key, or served here
             return None
         else:
             commands = [(cmd, args)]
@@ -233,11 +247,9 @@ class Admission:
             write = write or bool(self._needs(each, each_args) & WRITES)
             flags = each.key_flags
             shard_channels = shard_channels or (flags is not None and "not_key" in flags)
-        db = server.keyspace[0]
-        data = db.data
         config = server.config
         return redirection(
-            cluster, keys, lambda key: key in data and not db.is_expired(key), write,
+            cluster, keys, server.keyspace[0], write,
             session.cluster_asking or "asking" in cmd.flags, session.cluster_readonly,
             shard_channels, config.cluster_allow_reads_when_down,
             config.cluster_allow_pubsubshard_when_down, config.cluster_preferred_endpoint_type,
@@ -351,3 +363,14 @@ class Admission:
         return bool(not server.last_bgsave_ok and config.stop_writes_on_bgsave_error
                     and config.save)
 
+
+def _keys_served_outright(cluster: ClusterState, cmd: Command, args: list[bytes]) -> bool:
+    """routing's quick test on the keys the command table locates in ``args``: a key spec's
+    walked in place, a keyword's (find_keys) listed."""
+    find_keys = cmd.find_keys
+    if find_keys is not None:
+        return keys_served_outright(cluster, args, find_keys(len(args), args))
+    first = cmd.first_key
+    if first <= 0:
+        return True
+    return served_outright(cluster, args, first, cmd.last_key_at(len(args)), cmd.key_step)

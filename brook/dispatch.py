@@ -120,6 +120,11 @@ class Dispatcher(WaiterLane, CommandPath):
         # whose check evicts or refuses. A read can overshoot by what it writes, Redis by a
         # command.
         over_limit = False
+        # Cluster mode: a request stays here only if routing's quick test says its keys are in
+        # a slot served here outright (Admission.served_outright); any other goes through
+        # execute, whose routing redirects or refuses it.
+        cluster_mode = server.cluster is not None
+        admission = self.admission
         if server.config.maxmemory:
             over_limit = not server.evictor.within_limit()
             if not over_limit:
@@ -158,6 +163,8 @@ class Dispatcher(WaiterLane, CommandPath):
                 or cmd.handler is None
                 or not cmd.min_args <= len(request) <= cmd.max_args  # type: ignore[arg-type]
                 or over_limit and cmd.may_write
+                or cluster_mode
+                and not admission.served_outright(session, cmd, request)  # type: ignore[arg-type]
                 # ACL: a denied request goes to execute, which checks it again and refuses it.
                 or session.acl_user is not None
                 and server.acl.check(session.acl_user, cmd, request) is not None  # type: ignore[arg-type]

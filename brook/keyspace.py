@@ -209,6 +209,12 @@ class Database:
         deadline = self.expires.get(key)
         return deadline is not None and deadline <= self.keyspace.clock.expiry_now()
 
+    def present(self, key: bytes) -> bool:
+        """The key is here and not expired, found without expiring it or counting an access:
+        cluster routing's question about a key of a slot that moves (Redis's
+        getNodeByQuery looks with LOOKUP_NOTOUCH and LOOKUP_NOEXPIRE)."""
+        return key in self.data and not self.is_expired(key)
+
     def __len__(self) -> int:
         return len(self.data)
 

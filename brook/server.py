@@ -23,6 +23,7 @@ from brook.acl.rules import AclRuleError
 from brook.acl.users import Acl, AclFileError
 from brook.blocking import Blocking
 from brook.build import BUILD, stale_modules
+from brook.cluster.bus import ClusterBus
 from brook.cluster.state import ClusterConfigError, ClusterState
 from brook.command_log import Monitors, SlowLog
 from brook.config.errors import ConfigError
@@ -324,6 +325,8 @@ class Server(ServerContext):
                 "specify a config file use brook-server /path/to/brook.conf",
             )
         self.persistence.plan_startup()
+        if config.cluster_enabled:
+            self._start_cluster()
         await self._listen()
         if config.pidfile:
             try:
@@ -335,8 +338,6 @@ class Server(ServerContext):
             self.loop.add_signal_handler(sig, self._on_signal, sig)
         mode = "cluster" if config.cluster_enabled else "standalone"
         self.log("notice", f"Running mode={mode}, port={config.port}.")
-        if config.cluster_enabled:
-            self._start_cluster()
         self.memory.startup = self.used_memory()
         self.log("notice", "Server initialized")
         self._load_users()
@@ -353,6 +354,8 @@ class Server(ServerContext):
             host, port = config.replicaof
             self.replication.follow(host, int(port))
         self.loop.create_task(self._cron())
+        if self.cluster is not None:
+            await self._start_cluster_bus(self.cluster)
 
     def _start_cluster(self) -> None:
         """This node's view of the cluster from nodes.conf, or a new node (Redis's
@@ -381,6 +384,25 @@ class Server(ServerContext):
             raise SystemExit(1) from error
         cluster.update_state()
         self.cluster = cluster
+
+    async def _start_cluster_bus(self, cluster: ClusterState) -> None:
+        """The bus port opened, and its cron run ten times a second whatever ``hz`` is, as
+        Redis runs clusterCron."""
+        bus = ClusterBus(self, cluster)
+        try:
+            sockets = self.listening.bind(self.config.bind,
+                                          self.config.cluster_port or self.config.port + 10000)
+        except OSError as error:
+            self.log("warning", str(error))
+            raise SystemExit(1) from error
+        await bus.listen(list(sockets.values()))
+        cluster.bus = bus
+        asyncio.get_running_loop().create_task(self._cluster_cron(bus))
+
+    async def _cluster_cron(self, bus: ClusterBus) -> None:
+        while self.shutdown_event is not None and not self.shutdown_event.is_set():
+            await asyncio.sleep(0.1)
+            bus.cron()
 
     async def _listen(self) -> None:
         """TCP, TLS and the Unix socket, as configured (Redis's initListeners)."""
@@ -512,6 +534,8 @@ class Server(ServerContext):
                          "for more information.")
                 return False
         self.listening.close()
+        if self.cluster is not None and self.cluster.bus is not None:
+            self.cluster.bus.close()
         link = self.replication.link
         if link is not None:
             link.stop()

@@ -137,7 +137,9 @@ class Session(Watcher):
     def refresh_mode(self) -> None:
         """Recompute whether requests may take the fast path: the one place ``slow`` is set.
         Everything that makes a request need the general path's checks is listed here (a
-        user with ACL restrictions keeps the fast path: ``acl_user`` is checked there)."""
+        user with ACL restrictions keeps the fast path: ``acl_user`` is checked there; so
+        does cluster mode: routing's quick test is asked there of each request, and a
+        pending ASKING sends the next one to the general path)."""
         server = self.server
         self.acl_user = None if self.user.unrestricted else self.user
         self.slow = bool(
@@ -161,8 +163,6 @@ class Session(Watcher):
             # Its reads are remembered, and CLIENT CACHING lasts one command: both are done
             # by the general path.
             or self.tracking
-            # Cluster mode: every request's keys are routed (brook.cluster.routing).
-            or server.cluster is not None
         )
 
     def take_postponed(self) -> bytes:

@@ -524,13 +524,14 @@ def framework_envs() -> dict[str, Path | BaseException]:
     return _framework_envs
 
 
-def redis_cli(port: int, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def redis_cli(port: int, *args: str, stdin: bytes | None = None,
+              timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
     """Run the real redis-cli against a server."""
     binary = shutil.which("redis-cli")
     if binary is None:
         pytest.skip("redis-cli is not installed")
     return subprocess.run(
-        [binary, "-p", str(port), *args], input=stdin, capture_output=True, timeout=30
+        [binary, "-p", str(port), *args], input=stdin, capture_output=True, timeout=timeout
     )
 
 

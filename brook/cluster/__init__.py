@@ -7,5 +7,5 @@ whose keys hash to a slot it does not serve is answered with Redis's redirection
 (brook.admission). docs/cluster.md says what is built and what is not yet.
 
 Imports: only its own modules; the command path reaches the keyspace for it (whether a key of
-a migrating slot is here) through a function it is given.
+a migrating slot is here) through an object it is given (:class:`routing.KeyPresence`).
 """

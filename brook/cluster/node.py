@@ -4,6 +4,7 @@ addresses, its role, its epoch and how many slots it serves."""
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Final
 
 NAME_LENGTH: Final = 40
@@ -26,6 +27,10 @@ _FLAG_NAMES: Final = ((MYSELF, "myself"), (MASTER, "master"), (REPLICA, "slave")
                       (NOADDR, "noaddr"), (NOFAILOVER, "nofailover"))
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def random_name() -> str:
     """A node or shard ID: 40 random hex characters."""
     return secrets.token_hex(NAME_LENGTH // 2)
@@ -39,7 +44,9 @@ def is_name(text: bytes) -> bool:
 class ClusterNode:
     __slots__ = ("name", "shard_id", "ip", "port", "tls_port", "cport", "hostname",
                  "human_nodename", "flags", "master", "replicas", "config_epoch", "ping_sent",
-                 "pong_received", "repl_offset", "numslots", "linked")
+                 "pong_received", "repl_offset", "numslots", "linked", "created",
+                 "data_received", "fail_time", "fail_reports", "voted_time", "gossiped_in",
+                 "slots", "orphaned_time")
 
     def __init__(self, name: str, flags: int) -> None:
         self.name = name
@@ -58,7 +65,15 @@ class ClusterNode:
         self.pong_received = 0  # ms
         self.repl_offset = 0
         self.numslots = 0
+        self.slots = bytearray(2048)  # the slots it serves, as the bus's bitmap has them
+        self.orphaned_time = 0  # ms: since when it has served slots with no working replica
         self.linked = False  # a bus link to it is up
+        self.created = _now_ms()  # a handshake node lives node-timeout from here
+        self.data_received = 0  # ms: any message from it proves it alive
+        self.fail_time = 0  # ms: when it was flagged FAIL
+        self.fail_reports: dict[str, int] = {}  # master that says it fails -> when (ms)
+        self.voted_time = 0  # ms: when this node last voted for one of its replicas
+        self.gossiped_in = 0  # the PING that last named it (not twice in one message)
 
     @property
     def is_master(self) -> bool:

@@ -1,12 +1,21 @@
 """Whether this node serves a request, or which redirection or refusal it gets (cluster.c's
 getNodeByQuery and clusterRedirectClient): all keys of the request -- or of the whole
 transaction, for EXEC -- must hash to one slot, served here (or being imported here, after
-ASKING; or by this replica's master, after READONLY, for a read)."""
+ASKING; or by this replica's master, after READONLY, for a read).
+
+Two questions, one answer. :func:`redirection` decides every case. :func:`served_outright`
+is the command path's quick test, asked of every request of a fast session: it says yes only
+when :func:`redirection` would let the request through whatever the session and the command
+-- its keys all hash to one slot this node serves outright (``ClusterState.served_here``:
+owned, neither migrating nor importing) in a cluster that is ok -- and no otherwise, never a
+refusal of its own: a "no" goes to :func:`redirection`, which words it (or serves it after
+all: a READONLY read on a replica, ASKING for a slot being imported). Compiled (setup.py):
+in cluster mode it runs for every request."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, Protocol
 
 from brook.cluster.node import REPLICA, ClusterNode
 from brook.cluster.slots import key_slot
@@ -19,6 +28,14 @@ DOWN_READ_ONLY: Final = "CLUSTERDOWN The cluster is down and only accepts read c
 UNBOUND: Final = "CLUSTERDOWN Hash slot not served"
 # What a redirected EXEC answers as it is (Redis discards the transaction without EXECABORT).
 _PREFIXES: Final = ("MOVED ", "ASK ", "CROSSSLOT ", "TRYAGAIN ", "CLUSTERDOWN ")
+
+
+class KeyPresence(Protocol):
+    """What routing asks of database 0 while a slot moves (the keyspace's Database)."""
+
+    def present(self, key: bytes) -> bool:
+        """The key is here and not expired (looked at, not touched nor expired)."""
+        ...
 
 
 def is_redirection(message: str) -> bool:
@@ -34,12 +51,52 @@ def endpoint(node: ClusterNode, preferred: str) -> str:
     return node.ip
 
 
-def redirection(cluster: ClusterState, keys: Iterable[bytes], exists: object,
+def served_outright(cluster: ClusterState, args: list[bytes], first: int, last: int,
+                    step: int) -> bool:
+    """Whether the keys ``args[first]``, ``args[first + step]`` ... up to ``args[last]`` all
+    hash to one slot this node serves outright in a cluster that is ok (True too when there
+    is no key: nothing to route). False: ask :func:`redirection`."""
+    if first > last:
+        return True
+    if not cluster.ok:
+        return False
+    slot = key_slot(args[first])
+    if not cluster.served_here[slot]:
+        return False
+    index = first + step
+    while index <= last:  # (a range with a variable step is a generic call, compiled)
+        if key_slot(args[index]) != slot:
+            return False
+        index += step
+    return True
+
+
+def keys_served_outright(cluster: ClusterState, args: list[bytes],
+                         positions: list[int]) -> bool:
+    """:func:`served_outright` for the keys at ``positions`` (the commands that find their
+    keys by a keyword or a count: EVAL, XREADGROUP ...)."""
+    count = len(positions)
+    if not count:
+        return True
+    if not cluster.ok:
+        return False
+    slot = key_slot(args[positions[0]])
+    if not cluster.served_here[slot]:
+        return False
+    index = 1
+    while index < count:
+        if key_slot(args[positions[index]]) != slot:
+            return False
+        index += 1
+    return True
+
+
+def redirection(cluster: ClusterState, keys: Iterable[bytes], keys_here: KeyPresence,
                 write: bool, asking: bool, readonly: bool, shard_channels: bool,
                 allow_reads_when_down: bool, allow_pubsubshard_when_down: bool,
                 preferred_endpoint: str, migrate: bool = False) -> str | None:
     """The error for a request whose key arguments (of every command, for EXEC) are
-    ``keys``, or None when this node serves it. ``exists(key)`` says whether a key is here
+    ``keys``, or None when this node serves it. ``keys_here`` says whether a key is here
     (asked only while its slot moves); ``write``: a write command (or a transaction with
     one); ``shard_channels``: the "keys" are sharded Pub/Sub channels; ``migrate``: MIGRATE,
     which moves keys of an open slot from here whatever they are."""
@@ -66,7 +123,7 @@ def redirection(cluster: ClusterState, keys: Iterable[bytes], exists: object,
             if importing and not multiple and key != first:
                 multiple = True
         if (migrating or importing) and not shard_channels:
-            if exists(key):  # type: ignore[operator]
+            if keys_here.present(key):
                 present += 1
             else:
                 missing += 1
@@ -98,3 +155,8 @@ def redirection(cluster: ClusterState, keys: Iterable[bytes], exists: object,
 
 def _redirect(kind: str, slot: int, node: ClusterNode, preferred: str) -> str:
     return f"{kind} {slot} {endpoint(node, preferred)}:{node.port}"
+
+
+def moved(slot: int, node: ClusterNode, preferred: str) -> str:
+    """``MOVED <slot> <endpoint>:<port>``: the slot is ``node``'s now."""
+    return _redirect("MOVED", slot, node, preferred)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Final, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Protocol
 
 from brook.cluster.node import (
     FAIL,
     HANDSHAKE,
     MASTER,
+    MIGRATE_TO,
     MYSELF,
     NOADDR,
     NOFAILOVER,
@@ -22,6 +24,9 @@ from brook.cluster.node import (
     random_name,
 )
 from brook.cluster.slots import SLOTS, slot_ranges
+
+if TYPE_CHECKING:
+    from brook.cluster.bus import ClusterBus
 
 WRITABLE_DELAY_MS: Final = 2000  # a restarted master waits this long before serving
 MIN_REJOIN_DELAY_MS: Final = 500
@@ -70,6 +75,8 @@ class ClusterState:
         self.last_vote_epoch = 0
         self.ok = False  # cluster_state: ok / fail
         self.size = 0  # masters serving at least one slot
+        self.bus: ClusterBus | None = None  # the talking to the other nodes, once started
+        self.forgotten: dict[str, int] = {}  # node forgotten -> until when (unix seconds)
         self.messages_sent: dict[str, int] = {}
         self.messages_received: dict[str, int] = {}
         self._first_update_ms = 0
@@ -99,17 +106,18 @@ class ClusterState:
         if self.owners[slot] is not None:
             return
         self.owners[slot] = node
+        node.slots[slot >> 3] |= 1 << (slot & 7)
         node.numslots += 1
         self.assigned += 1
         self._refresh_served(slot)
 
     def del_slot(self, slot: int) -> None:
-        """The slot unbound, and no longer importing (clusterDelSlot)."""
-        self.importing_from.pop(slot, None)
+        """The slot unbound (clusterDelSlot); an import of it goes on."""
         owner = self.owners[slot]
         if owner is None:
             return
         self.owners[slot] = None
+        owner.slots[slot >> 3] &= ~(1 << (slot & 7))
         owner.numslots -= 1
         self.assigned -= 1
         self._refresh_served(slot)
@@ -162,6 +170,113 @@ class ClusterState:
     def node(self, name: bytes) -> ClusterNode | None:
         return self.nodes.get(name.decode("latin-1"))
 
+    # -- nodes ------------------------------------------------------------------------------
+
+    def add_node(self, node: ClusterNode) -> None:
+        self.nodes[node.name] = node
+
+    def rename_node(self, node: ClusterNode, name: str) -> None:
+        """A handshake node takes the name its first PONG gives (clusterRenameNode)."""
+        self.nodes.pop(node.name, None)
+        node.name = name
+        self.nodes[name] = node
+
+    def del_node(self, node: ClusterNode) -> None:
+        """clusterDelNode: its slots unbound, the moves to or from it ended, its reports of
+        others' failures dropped, and out of its master's replicas."""
+        for slot, owner in enumerate(self.owners):
+            if self.importing_from.get(slot) is node:
+                self.set_importing(slot, None)
+            if self.migrating_to.get(slot) is node:
+                self.set_migrating(slot, None)
+            if owner is node:
+                self.del_slot(slot)
+        for other in self.nodes.values():
+            other.fail_reports.pop(node.name, None)
+        if node.master is not None:
+            _remove_replica(node.master, node)
+        for replica in node.replicas:
+            if replica.master is node:
+                replica.master = None
+        self.nodes.pop(node.name, None)
+
+    def forget(self, node: ClusterNode, seconds: int) -> None:
+        """CLUSTER FORGET (or a peer's forgotten-node extension): gone, and not taken back
+        from gossip for ``seconds``."""
+        self.forgotten[node.name] = int(time.time()) + seconds
+        self.del_node(node)
+
+    def is_forgotten(self, name: str) -> bool:
+        now = int(time.time())
+        for expired in [name for name, until in self.forgotten.items() if until < now]:
+            del self.forgotten[expired]
+        return name in self.forgotten
+
+    def set_node_as_master(self, node: ClusterNode) -> bool:
+        """A node believed a replica acts as a master (clusterSetNodeAsMaster); True if that
+        changed anything."""
+        if node.flags & MASTER:
+            return False
+        if node.master is not None:
+            _remove_replica(node.master, node)
+            if node is not self.myself:
+                node.flags |= MIGRATE_TO
+        node.flags = (node.flags & ~REPLICA) | MASTER
+        node.master = None
+        return True
+
+    def set_replica_of(self, node: ClusterNode, master: ClusterNode) -> None:
+        """``node`` replicates ``master`` (and is in its shard)."""
+        if node.master is master:
+            return
+        if node.master is not None:
+            _remove_replica(node.master, node)
+        node.flags = (node.flags & ~(MASTER | MIGRATE_TO)) | REPLICA
+        node.master = master
+        master.replicas.append(node)
+        master.flags |= MIGRATE_TO  # it had a replica: one may migrate to it if orphaned
+        node.shard_id = master.shard_id
+
+    def failure_reports(self, node: ClusterNode) -> int:
+        """The masters that said, within twice the node timeout, that ``node`` fails."""
+        oldest = now_ms() - self.config.cluster_node_timeout * 2
+        for reporter in [name for name, when in node.fail_reports.items() if when < oldest]:
+            del node.fail_reports[reporter]
+        return len(node.fail_reports)
+
+    def update_slots_config_with(self, sender: ClusterNode, epoch: int, bitmap: bytes,
+                                 holds_keys: Callable[[int], bool]
+                                 ) -> tuple[ClusterNode | None, list[int]]:
+        """clusterUpdateSlotsConfigWith: the slots ``sender`` claims under ``epoch`` are
+        its when they are unowned or owned under an older epoch (a slot being imported here
+        is left to the operator). Returns the master myself should now follow (the sender
+        took every slot of myself's shard) and the slots lost with keys still here."""
+        myself = self.myself
+        if sender is myself:
+            return None, []
+        current = myself if myself.flags & MASTER else myself.master
+        new_master: ClusterNode | None = None
+        dirty: list[int] = []
+        for slot in range(SLOTS):
+            if not bitmap[slot >> 3] & (1 << (slot & 7)):
+                continue
+            owner = self.owners[slot]
+            if owner is sender or slot in self.importing_from:
+                continue
+            if owner is None or owner.config_epoch < epoch:
+                if owner is myself and holds_keys(slot):
+                    dirty.append(slot)
+                if owner is current and owner is not None:
+                    new_master = sender
+                self.del_slot(slot)
+                self.add_slot(slot, sender)
+        if new_master is not None and current is not None and current.numslots == 0:
+            return new_master, []
+        master = myself.master
+        if master is not None and master.master is not None and master.master is not myself:
+            return master.master, []  # a replica of a replica follows the grandmaster
+        return None, dirty
+
     # -- state ------------------------------------------------------------------------------
 
     def update_state(self) -> None:
@@ -193,6 +308,15 @@ class ClusterState:
             if ok and me.is_master and now - self._minority_since_ms < rejoin_delay:
                 return
             self.ok = ok
+
+    def settle(self, log: Callable[[str, str], None]) -> None:
+        """What Redis does before its next sleep after a change: the state updated and
+        nodes.conf saved (a failure to save is logged, and the node goes on)."""
+        self.update_state()
+        try:
+            self.save()
+        except OSError as failure:
+            log("warning", f"Could not save the cluster configuration: {failure}")
 
     # -- CLUSTER NODES and nodes.conf -------------------------------------------------------
 
@@ -365,3 +489,11 @@ class ClusterState:
         lines.append(f"cluster_stats_messages_received:{sum(self.messages_received.values())}")
         lines.append("total_cluster_links_buffer_limit_exceeded:0")
         return "".join(line + "\r\n" for line in lines)
+
+
+def _remove_replica(master: ClusterNode, replica: ClusterNode) -> None:
+    """clusterNodeRemoveSlave: a master left without replicas takes none by migration."""
+    if replica in master.replicas:
+        master.replicas.remove(replica)
+        if not master.replicas:
+            master.flags &= ~MIGRATE_TO

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from brook.cluster.node import MASTER, MYSELF, REPLICA, ClusterNode, random_name
+from brook.cluster.node import FAIL, MASTER, MYSELF, REPLICA, ClusterNode, random_name
 from brook.cluster.routing import endpoint
+from brook.cluster.slot_keys import keys_in_slot
 from brook.cluster.slots import SLOTS, key_slot, slot_ranges
 from brook.cluster.state import ClusterState
 from brook.commands.args import parse_int
@@ -19,6 +20,7 @@ from brook.protocol import resp
 from brook.protocol.requests import parse_strict_int
 
 if TYPE_CHECKING:
+    from brook.cluster.bus import ClusterBus
     from brook.session import Session
 
 DISABLED: Final = "ERR This instance has cluster support disabled"
@@ -30,9 +32,6 @@ _RANGES: Final = ("O(N) where N is the total number of the slots between the sta
                   "end slot arguments.")
 _REPLICAS: Final = "O(N) where N is the number of replicas."
 _BAD_SLOT: Final = "ERR Invalid or out of range slot"
-# What needs other nodes to hear of it (MEET, FORGET and REPLICATE of another node).
-_NO_BUS: Final = ("ERR Brook does not speak the cluster bus yet: a node can serve every slot "
-                  "alone (docs/cluster.md)")
 _HELP: Final = [
     "COUNTKEYSINSLOT <slot>", "    Return the number of keys in <slot>.",
     "GETKEYSINSLOT <slot> <count>", "    Return key names stored by current node in a slot.",
@@ -150,13 +149,7 @@ def _cluster(client: Session) -> ClusterState:
 
 
 def _changed(client: Session, cluster: ClusterState) -> None:
-    """What Redis does before its next sleep after a change: the state updated and nodes.conf
-    saved."""
-    cluster.update_state()
-    try:
-        cluster.save()
-    except OSError as failure:
-        client.server.log("warning", f"Could not save the cluster configuration: {failure}")
+    cluster.settle(client.server.log)
 
 
 def _slot(arg: bytes) -> int:
@@ -172,12 +165,6 @@ def _node(cluster: ClusterState, name: bytes, error: str = "ERR Unknown node %s"
     if node is None:
         raise CommandError(error % name.decode("utf-8", "replace"))
     return node
-
-
-def _keys_in_slot(client: Session, slot: int) -> list[bytes]:
-    """The keys of database 0 in ``slot`` (a walk over the keys: a slot index is not kept
-    yet)."""
-    return [key for key in client.server.keyspace[0].data if key_slot(key) == slot]
 
 
 def _help(client: Session, args: list[bytes]) -> bytes:
@@ -212,7 +199,7 @@ def _countkeysinslot(client: Session, args: list[bytes]) -> bytes:
     slot = parse_int(args[2])
     if not 0 <= slot < SLOTS:
         raise CommandError("ERR Invalid slot")
-    return resp.integer(len(_keys_in_slot(client, slot)))
+    return resp.integer(len(keys_in_slot(client.server.keyspace[0], slot)))
 
 
 def _getkeysinslot(client: Session, args: list[bytes]) -> bytes:
@@ -221,7 +208,7 @@ def _getkeysinslot(client: Session, args: list[bytes]) -> bytes:
     count = parse_int(args[3])
     if not 0 <= slot < SLOTS or count < 0:
         raise CommandError("ERR Invalid slot or number of keys")
-    return resp.array_of_bulks(_keys_in_slot(client, slot)[:count])
+    return resp.array_of_bulks(keys_in_slot(client.server.keyspace[0], slot, count))
 
 
 def _node_entry(client: Session, node: ClusterNode) -> list[object]:
@@ -381,17 +368,27 @@ def _setslot(client: Session, args: list[bytes]) -> bytes:
         node = _node(cluster, args[4])
         if node.flags & REPLICA:
             raise CommandError("ERR Target node is not a master")
-        holds_keys = bool(_keys_in_slot(client, slot))
+        holds_keys = bool(keys_in_slot(client.server.keyspace[0], slot, 1))
         if cluster.owners[slot] is myself and node is not myself and holds_keys:
             raise CommandError(f"ERR Can't assign hashslot {slot} to a different node while I "
                                "still hold keys for this hash slot.")
         if not holds_keys:
             cluster.set_migrating(slot, None)
+        was_mine = cluster.owners[slot] is myself
         cluster.del_slot(slot)
         cluster.add_slot(slot, node)
+        bus = cluster.bus
+        if (was_mine and node is not myself and myself.numslots == 0
+                and client.server.config.cluster_allow_replica_migration and bus is not None):
+            client.server.log("notice", "Configuration change detected. Reconfiguring myself "
+                                        f"as a replica of {node.name} ()")
+            bus.set_master(node)
         if node is myself and slot in cluster.importing_from:
-            _bump_epoch(cluster)
+            if _bump_epoch(cluster):
+                client.server.log("notice", f"configEpoch updated after importing slot {slot}")
             cluster.set_importing(slot, None)
+            if bus is not None:
+                bus.pong_all()  # the others learn the new owner at once
     else:
         raise CommandError("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try "
                            "CLUSTER HELP")
@@ -446,14 +443,27 @@ def _set_config_epoch(client: Session, args: list[bytes]) -> bytes:
     return resp.OK
 
 
+def _bus(cluster: ClusterState) -> ClusterBus:
+    bus = cluster.bus
+    if bus is None:  # only before start-up ends
+        raise CommandError("ERR The cluster bus is not started yet")
+    return bus
+
+
 def _forget(client: Session, args: list[bytes]) -> bytes:
     cluster = _cluster(client)
-    node = _node(cluster, args[2])
+    node = cluster.node(args[2])
+    if node is None:
+        if cluster.is_forgotten(args[2].decode("latin-1")):
+            return resp.OK  # a peer's gossip forgot it already
+        raise CommandError(f"ERR Unknown node {args[2].decode('utf-8', 'replace')}")
     if node is cluster.myself:
         raise CommandError("ERR I tried hard but I can't forget myself...")
-    if cluster.myself.master is node:
+    if cluster.myself.flags & REPLICA and cluster.myself.master is node:
         raise CommandError("ERR Can't forget my master!")
-    raise CommandError(_NO_BUS)
+    _bus(cluster).forget(node)
+    _changed(client, cluster)
+    return resp.OK
 
 
 def _replicate(client: Session, args: list[bytes]) -> bytes:
@@ -467,33 +477,69 @@ def _replicate(client: Session, args: list[bytes]) -> bytes:
     if myself.flags & MASTER and (myself.numslots or len(client.server.keyspace[0])):
         raise CommandError("ERR To set a master the node must be empty and without assigned "
                            "slots.")
-    raise CommandError(_NO_BUS)
+    _bus(cluster).set_master(node)
+    _changed(client, cluster)
+    return resp.OK
 
 
 def _count_failure_reports(client: Session, args: list[bytes]) -> bytes:
     cluster = _cluster(client)
-    _node(cluster, args[2])
-    return resp.integer(0)
+    return resp.integer(cluster.failure_reports(_node(cluster, args[2])))
 
 
 def _failover(client: Session, args: list[bytes]) -> bytes:
+    """CLUSTER FAILOVER [FORCE|TAKEOVER]: the election at once (FORCE), after the master
+    paused and sent its offset (none), or the slots taken without one (TAKEOVER)."""
     cluster = _cluster(client)
-    if len(args) == 3 and args[2].lower() not in (b"force", b"takeover"):
-        raise CommandError(SYNTAX_ERROR)
-    if cluster.myself.flags & MASTER:
+    force = takeover = False
+    if len(args) == 3:
+        option = args[2].lower()
+        if option == b"force":
+            force = True
+        elif option == b"takeover":
+            force = takeover = True
+        else:
+            raise CommandError(SYNTAX_ERROR)
+    myself = cluster.myself
+    master = myself.master
+    if myself.flags & MASTER:
         raise CommandError("ERR You should send CLUSTER FAILOVER to a replica")
-    raise CommandError("ERR I'm a replica but my master is unknown to me")
+    if master is None:
+        raise CommandError("ERR I'm a replica but my master is unknown to me")
+    bus = _bus(cluster)
+    if not force and (master.flags & FAIL or not master.linked):
+        raise CommandError("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
+    bus.failover.start_manual(force)
+    server = client.server
+    if takeover:
+        server.log("notice", "Taking over the master (user request).")
+        _bump_epoch(cluster)
+        bus.failover.replace_master()
+    elif force:
+        server.log("notice", "Forced failover user request accepted.")
+    else:
+        server.log("notice", "Manual failover user request accepted.")
+    return resp.OK
 
 
 def _meet(client: Session, args: list[bytes]) -> bytes:
-    _cluster(client)
-    if parse_strict_int(args[3]) is None:
+    cluster = _cluster(client)
+    port = parse_strict_int(args[3])
+    if port is None:
         raise CommandError("ERR Invalid base port specified: " + args[3].decode("utf-8",
                                                                                  "replace"))
-    if len(args) == 5 and parse_strict_int(args[4]) is None:
-        raise CommandError("ERR Invalid bus port specified: " + args[4].decode("utf-8",
-                                                                                "replace"))
-    raise CommandError(_NO_BUS)
+    bus_port = port + 10000
+    if len(args) == 5:
+        given = parse_strict_int(args[4])
+        if given is None:
+            raise CommandError("ERR Invalid bus port specified: " + args[4].decode("utf-8",
+                                                                                    "replace"))
+        bus_port = given
+    if not _bus(cluster).start_handshake(args[2].decode("latin-1"), port, bus_port):
+        raise CommandError("ERR Invalid node address specified: "
+                           f"{args[2].decode('utf-8', 'replace')}:"
+                           f"{args[3].decode('utf-8', 'replace')}")
+    return resp.OK
 
 
 def _reset(client: Session, args: list[bytes]) -> bytes:
@@ -522,8 +568,18 @@ def _reset(client: Session, args: list[bytes]) -> bytes:
 
 
 def _links(client: Session, args: list[bytes]) -> bytes:
-    _cluster(client)
-    return resp.EMPTY_ARRAY
+    """A map per bus link, outbound ("to") then inbound ("from") for each node."""
+    cluster = _cluster(client)
+    bus = cluster.bus
+    entries: list[object] = []
+    for node in cluster.nodes.values():
+        for link in [] if bus is None else bus.links_of(node):
+            entries.append(resp.Map({
+                "direction": b"from" if link.inbound else b"to",
+                "node": node.name.encode(), "create-time": link.created,
+                "events": b"r" if link.connected else b"",
+                "send-buffer-allocated": 0, "send-buffer-used": 0}))
+    return resp.encode(entries, client.protocol)
 
 
 _HANDLERS: Final[dict[str, Callable[[Session, list[bytes]], bytes]]] = {

@@ -119,6 +119,17 @@ def _published(current: Session, receivers: int, own: bytes) -> bytes:
     return resp.integer(receivers)
 
 
+def _propagate(client: Session, args: list[bytes], sharded: bool) -> None:
+    """The message for the other servers' subscribers: in cluster mode over the bus (to
+    every node, or to the shard's for SPUBLISH), otherwise to the replicas."""
+    server = client.server
+    cluster = server.cluster
+    if cluster is None:
+        server.propagate_to_replicas(client.db.index, args)
+    elif cluster.bus is not None:
+        cluster.bus.publish(args[1], args[2], sharded)
+
+
 @command("publish", arity=3, flags="pubsub loading stale fast", acl="@pubsub @fast",
          group="pubsub", since="2.0.0", summary="Posts a message to a channel.",
          complexity="O(N+M) where N is the number of clients subscribed to the receiving "
@@ -128,7 +139,7 @@ def publish(client: Session, args: list[bytes]) -> bytes:
     server = client.server
     current = server.current_client or client  # a script's caller for the script's PUBLISH
     receivers, own = server.pubsub.publish(args[1], args[2], current)
-    server.propagate_to_replicas(client.db.index, args)
+    _propagate(client, args, sharded=False)
     return _published(current, receivers, own)
 
 
@@ -143,7 +154,7 @@ def spublish(client: Session, args: list[bytes]) -> bytes:
     server = client.server
     current = server.current_client or client
     receivers, own = server.pubsub.spublish(args[1], args[2], current)
-    server.propagate_to_replicas(client.db.index, args)
+    _propagate(client, args, sharded=True)
     return _published(current, receivers, own)
 
 

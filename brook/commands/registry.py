@@ -212,8 +212,14 @@ class Command:
             return self.find_keys(argc, args) if args is not None else []
         if self.first_key <= 0:
             return []
+        return list(range(self.first_key, self.last_key_at(argc) + 1, self.key_step))
+
+    def last_key_at(self, argc: int) -> int:
+        """The index of the last key a request of ``argc`` arguments can have by the key
+        spec (negative ``last_key``: counted from the end), before ``first_key`` when it has
+        none; cluster routing's quick test walks the keys between without a list."""
         last = self.last_key if self.last_key >= 0 else argc + self.last_key
-        return list(range(self.first_key, min(last, argc - 1) + 1, self.key_step))
+        return last if last < argc else argc - 1  # (min() is a generic call, compiled)
 
     def key_positions_of(self, args: list[bytes]) -> list[bytes]:
         """The key arguments of a request."""

@@ -35,6 +35,8 @@ _WAIT_ON_REPLICA: Final = (
 
 def _replicaof(client: Session, args: list[bytes]) -> bytes:
     replication = client.server.replication
+    if client.server.cluster is not None:  # a cluster node follows CLUSTER REPLICATE
+        raise CommandError("ERR REPLICAOF not allowed in cluster mode.")
     if args[1].lower() == b"no" and args[2].lower() == b"one":
         replication.promote()
         return resp.OK
