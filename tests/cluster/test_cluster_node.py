@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,10 +25,15 @@ from tests.conftest import (
     since,
     whole_error,
 )
+from tests.support.cluster_nodes import (
+    ME,
+    PHANTOM,
+    cluster_info,
+    start_node,
+    two_nodes,
+    wait_ok,
+)
 from tests.support.cluster_ports import free_cluster_port
-
-PHANTOM = "f" * 40
-ME = "a" * 40
 
 
 def _refusal(r: redis.Redis, *args: str) -> str:
@@ -40,44 +44,11 @@ def _refusal(r: redis.Redis, *args: str) -> str:
     return whole_error(info.value)
 
 
-def _info(r: redis.Redis) -> dict[str, str]:
-    """CLUSTER INFO's fields, as the server wrote them."""
-    text = r.execute_command("CLUSTER", "INFO")
-    return dict(line.split(":", 1) for line in text.splitlines() if line)
-
-
-def _wait_ok(r: redis.Redis) -> None:
-    """A master waits two seconds after its start before its state is ok (Redis's
-    CLUSTER_WRITABLE_DELAY)."""
-    deadline = time.monotonic() + 30
-    while _info(r)["cluster_state"] != "ok":
-        assert time.monotonic() < deadline, "the cluster state never became ok"
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def node(spawn: Spawn, tmp_path: Path) -> Callable[..., ServerProcess]:
     def start(nodes_conf: str | None = None, port: int | None = None) -> ServerProcess:
-        path = tmp_path / f"nodes-{time.monotonic_ns()}.conf"
-        if nodes_conf is not None:
-            path.write_text(nodes_conf)
-        proc = spawn("--cluster-enabled", "yes", "--cluster-config-file", str(path),
-                      "--cluster-node-timeout", "60000", "--save", "",
-                      port=port or free_cluster_port())
-        if proc.kind == "redis":
-            text = proc.client().info("server")["redis_version"]
-            proc.version = tuple(int(part) for part in str(text).split("."))
-        return proc
+        return start_node(spawn, tmp_path, nodes_conf, port)
     return start
-
-
-def _two_nodes(port: int, phantom_port: int) -> str:
-    """This node serving slots 0-8191, the phantom the rest (nodes.conf as Redis 7.0 writes
-    it, which every later Redis reads)."""
-    return (f"{ME} 127.0.0.1:{port}@{port + 10000} myself,master - 0 0 1 connected 0-8191\n"
-            f"{PHANTOM} 127.0.0.1:{phantom_port}@{phantom_port + 10000} master - 0 0 2 "
-            f"connected 8192-16383\n"
-            "vars currentEpoch 2 lastVoteEpoch 0\n")
 
 
 def test_cluster_commands_need_cluster_mode(r: redis.Redis) -> None:
@@ -94,7 +65,7 @@ def test_a_new_node_serves_nothing_until_it_has_slots(node: Callable[..., Server
     assert re.fullmatch(rf"([0-9a-f]{{40}}) :{proc.port}@{proc.port + 10000} myself,master - 0 "
                         r"0 0 connected\n", line)
     assert line.startswith(r.execute_command("CLUSTER", "MYID"))
-    info = _info(r)
+    info = cluster_info(r)
     # (cluster_size is 0 on the newest Redis, 1 on 7.0, until the first state update after
     # the two seconds a master waits.)
     assert (info["cluster_state"], info["cluster_slots_assigned"],
@@ -110,8 +81,8 @@ def test_one_node_with_every_slot_serves_every_key(node: Callable[..., ServerPro
     proc = node()
     r = proc.client(decode_responses=True)
     assert r.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383") == "OK"
-    _wait_ok(r)
-    info = _info(r)
+    wait_ok(r)
+    info = cluster_info(r)
     assert (info["cluster_slots_assigned"], info["cluster_slots_ok"], info["cluster_size"],
             info["cluster_current_epoch"], info["cluster_my_epoch"]) == ("16384", "16384", "1", "0", "0")
     assert r.set("foo", "bar")
@@ -190,28 +161,28 @@ def test_slot_commands_refuse_what_redis_refuses(node: Callable[..., ServerProce
     assert r.execute_command("CLUSTER", "SAVECONFIG") == "OK"
     r.execute_command("CLUSTER", "ADDSLOTS", "5474")
     r.config_set("cluster-require-full-coverage", "no")
-    _wait_ok(r)
+    wait_ok(r)
     assert r.set("{user}x", "1")  # slot 5474
     assert error_of(r, "CLUSTER", "FLUSHSLOTS") == "DB must be empty to perform CLUSTER FLUSHSLOTS."
     assert error_of(r, "CLUSTER", "RESET") == \
         "CLUSTER RESET can't be called with master nodes containing keys"
     r.delete("{user}x")
     assert r.execute_command("CLUSTER", "FLUSHSLOTS") == "OK"
-    assert _info(r)["cluster_slots_assigned"] == "0"
+    assert cluster_info(r)["cluster_slots_assigned"] == "0"
     assert r.execute_command("CLUSTER", "ADDSLOTS", "1") == "OK"
     assert r.execute_command("CLUSTER", "RESET", "HARD") == "OK"
     assert r.execute_command("CLUSTER", "MYID") != myid
-    info = _info(r)
+    info = cluster_info(r)
     assert (info["cluster_slots_assigned"], info["cluster_current_epoch"]) == ("0", "0")
 
 
 def test_requests_for_another_nodes_slots_are_redirected(node: Callable[..., ServerProcess],
                                                           tmp_path: Path) -> None:
     port, phantom_port = free_cluster_port(), free_cluster_port()
-    proc = node(nodes_conf=_two_nodes(port, phantom_port), port=port)
+    proc = node(nodes_conf=two_nodes(port, phantom_port), port=port)
     r = proc.client(decode_responses=True)
     assert r.execute_command("CLUSTER", "MYID") == ME
-    _wait_ok(r)
+    wait_ok(r)
     lines = r.execute_command("CLUSTER", "NODES").splitlines()
     mine = next(line for line in lines if line.startswith(ME))
     theirs = next(line for line in lines if line.startswith(PHANTOM)).split()
@@ -222,7 +193,7 @@ def test_requests_for_another_nodes_slots_are_redirected(node: Callable[..., Ser
     assert r.execute_command("CLUSTER", "SLOTS") == [
         [0, 8191, ["127.0.0.1", port, ME, []]],
         [8192, 16383, ["127.0.0.1", phantom_port, PHANTOM, []]]]
-    info = _info(r)
+    info = cluster_info(r)
     assert (info["cluster_known_nodes"], info["cluster_size"], info["cluster_current_epoch"],
             info["cluster_my_epoch"]) == ("2", "2", "2", "1")
     moved = f"MOVED 12182 127.0.0.1:{phantom_port}"
@@ -294,7 +265,7 @@ def test_redis_py_cluster_client_works_against_one_node(node: Callable[..., Serv
     a pipeline, a transaction on one hash tag and sharded Pub/Sub."""
     proc = node()
     proc.client().execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-    _wait_ok(proc.client(decode_responses=True))
+    wait_ok(proc.client(decode_responses=True))
     client = redis.RedisCluster(host="127.0.0.1", port=proc.port, decode_responses=True)
     try:
         assert client.set("foo", "1")
@@ -323,7 +294,7 @@ def test_redis_cli_checks_and_follows_a_node(node: Callable[..., ServerProcess])
     proc = node()
     r = proc.client(decode_responses=True)
     r.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-    _wait_ok(r)
+    wait_ok(r)
     address = f"127.0.0.1:{proc.port}"
     assert redis_cli(proc.port, "-c", "SET", "foo", "bar").stdout == b"OK\n"
     assert redis_cli(proc.port, "-c", "GET", "foo").stdout == b"bar\n"
