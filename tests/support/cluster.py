@@ -10,6 +10,7 @@ from pathlib import Path
 import redis
 
 from tests.conftest import ServerProcess, _spawn_factory, redis_cli
+from tests.support.cluster_nodes import cluster_info as info_of
 from tests.support.cluster_ports import free_cluster_port
 
 NODE_TIMEOUT_MS = 1000  # short, so that failures are detected in a few seconds
@@ -23,8 +24,7 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) ->
 
 
 def cluster_info(node: ServerProcess) -> dict[str, str]:
-    text = node.client(decode_responses=True).execute_command("CLUSTER", "INFO")
-    return dict(line.split(":", 1) for line in text.splitlines() if line)
+    return info_of(node.client())
 
 
 def cluster_nodes(node: ServerProcess) -> list[list[str]]:
