@@ -15,6 +15,12 @@ create``:
   first write that succeeds again (on the promoted replica) is measured. The node timeout is
   most of it: a node is suspected after it, failed when the majority agrees, and the replica
   waits 500-1000 ms before its election.
+- **Resharding**: three masters holding ``--keys`` keys, and ``redis-cli --cluster reshard``
+  moving ``--slots`` slots (and their keys) from the first to the second; seconds, and the
+  nodes' CPU per slot moved. redis-cli asks each node in turn, a few commands a slot, so a
+  node's cost per CLUSTER SETSLOT (its nodes.conf rewrite) and per GETKEYSINSLOT shows here.
+
+    python -m bench.cluster --parts reshard --slots 2048 --keys 100000
 """
 
 from __future__ import annotations
@@ -180,6 +186,36 @@ def failover_seconds(kind: str) -> float:
             nodes.stop()
 
 
+def reshard_seconds(kind: str, slots: int, keys: int) -> tuple[float, float]:
+    """(seconds, nodes' CPU ms per slot) of ``redis-cli --cluster reshard`` moving ``slots``
+    slots from the first master to the second, with ``keys`` keys over all slots."""
+    with tempfile.TemporaryDirectory() as directory:
+        nodes = Nodes(kind, Path(directory))
+        try:
+            ports = nodes.create(3)
+            client = redis.RedisCluster(host="127.0.0.1", port=ports[0], protocol=2)
+            for start in range(0, keys, 10000):
+                pipe = client.pipeline()
+                for index in range(start, min(start + 10000, keys)):
+                    pipe.set(f"key:{index}", "value")
+                pipe.execute()
+            source, target = (redis.Redis(port=port).execute_command("CLUSTER", "MYID")
+                              .decode() for port in ports[:2])
+            before = nodes.cpu_seconds()
+            started = time.perf_counter()
+            _cli(ports[0], "--cluster", "reshard", f"127.0.0.1:{ports[0]}", "--cluster-from",
+                 source, "--cluster-to", target, "--cluster-slots", str(slots),
+                 "--cluster-yes")
+            elapsed = time.perf_counter() - started
+            cpu = nodes.cpu_seconds() - before
+            moved = sum(redis.Redis(port=port).dbsize() for port in ports)
+            if moved != keys:
+                raise RuntimeError(f"{keys - moved} keys lost in the resharding")
+        finally:
+            nodes.stop()
+    return elapsed, cpu / slots * 1e3
+
+
 def _reconnect(ports: list[int]) -> redis.RedisCluster:
     """A fresh client (redis-py drops a node it cannot reach from its map)."""
     time.sleep(0.05)
@@ -197,22 +233,38 @@ def main() -> None:
     parser.add_argument("--masters", default="1,2,3")
     parser.add_argument("--requests", type=int, default=200000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--parts", default="scaling,failover,reshard")
+    parser.add_argument("--slots", type=int, default=2048)
+    parser.add_argument("--keys", type=int, default=100000)
     options = parser.parse_args()
+    parts = options.parts.split(",")
     print(machine_description(50))
-    print("\n| masters | server | requests/s | server CPU µs/request |")
-    print("|---:|---|---:|---:|")
-    for masters in (int(text) for text in options.masters.split(",")):
+    if "scaling" in parts:
+        print("\n| masters | server | requests/s | server CPU µs/request |")
+        print("|---:|---|---:|---:|")
+        for masters in (int(text) for text in options.masters.split(",")):
+            for kind in ("brook", "redis"):
+                runs = [scaling(kind, masters, options.requests)
+                        for _ in range(options.rounds)]
+                rate = statistics.median(run[0] for run in runs)
+                cpu = statistics.median(run[1] for run in runs)
+                print(f"| {masters} | {kind} | {rate:,.0f} | {cpu:.2f} |", flush=True)
+    if "failover" in parts:
+        print("\n| server | failover, s (median of rounds) | all rounds |")
+        print("|---|---:|---|")
         for kind in ("brook", "redis"):
-            runs = [scaling(kind, masters, options.requests) for _ in range(options.rounds)]
-            rate = statistics.median(run[0] for run in runs)
-            cpu = statistics.median(run[1] for run in runs)
-            print(f"| {masters} | {kind} | {rate:,.0f} | {cpu:.2f} |", flush=True)
-    print("\n| server | failover, s (median of rounds) | all rounds |")
-    print("|---|---:|---|")
-    for kind in ("brook", "redis"):
-        times = [failover_seconds(kind) for _ in range(options.rounds)]
-        print(f"| {kind} | {statistics.median(times):.2f} | "
-              f"{', '.join(f'{t:.2f}' for t in times)} |", flush=True)
+            times = [failover_seconds(kind) for _ in range(options.rounds)]
+            print(f"| {kind} | {statistics.median(times):.2f} | "
+                  f"{', '.join(f'{t:.2f}' for t in times)} |", flush=True)
+    if "reshard" in parts:
+        print(f"\n| server | reshard {options.slots} slots of {options.keys:,} keys, s | "
+              "nodes' CPU ms per slot |")
+        print("|---|---:|---:|")
+        for kind in ("brook", "redis"):
+            runs = [reshard_seconds(kind, options.slots, options.keys)
+                    for _ in range(options.rounds)]
+            print(f"| {kind} | {statistics.median(run[0] for run in runs):.1f} | "
+                  f"{statistics.median(run[1] for run in runs):.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The Spark connector's throughput, against Brook and real Redis in one run.
 
     python -m bench.spark [--entries 1000000] [--repeat 2] [--servers brook,redis] [--cluster]
+    python -m bench.spark --shards [--entries 600000] [--repeat 2]
 
 Rows (local[2], and with ``--cluster`` again on a standalone cluster of two one-core workers
 started from the pyspark package; each server filled with the same sensor readings as the
@@ -14,6 +15,11 @@ stream benchmark):
 
 Also prints the connector's own ceiling in one process (no Spark): XRANGE pages to Arrow, and
 Arrow to pipelined XADDs, so the figures say where the time goes.
+
+``--shards`` instead measures the batch read of ``--entries`` entries in 12 streams (keys over
+every slot) from a 3-master Brook cluster, each partition read from its stream's master, and
+the same data from a one-master Brook cluster (the same connector path, one node), local[2];
+rows/s each and the ratio.
 """
 
 from __future__ import annotations
@@ -27,11 +33,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.cluster import Nodes
 from bench.run import SERVERS, markdown_table, print_row, start_targets, stop_targets
 from bench.spark_cluster import standalone_cluster
-from bench.streams import KEY, Connection, fill, sensor_batches
+from bench.streams import KEY, Connection, encode, fill, sensor_batches, sensor_readings
 
 TRIGGER_ROWS = 200_000
+SHARD_STREAMS = [f"sensors-{i}" for i in range(12)]
 
 
 def _session(master: str = "local[2]"):  # type: ignore[no-untyped-def]
@@ -146,6 +154,62 @@ def _measure(spark, targets: list, options: argparse.Namespace, workdir: str,  #
     source.unpersist()
 
 
+def _fill_shards(port: int, per_stream: int) -> dict[int, int]:
+    """``per_stream`` sensor readings in each of :data:`SHARD_STREAMS`, written on the master
+    that serves it; how many streams each master got."""
+    from brook.spark.connection import ConnectionOptions
+    from brook.spark.shards import Shards
+
+    shards = Shards.discover(ConnectionOptions(port=port))
+    spread: dict[int, int] = {}
+    for stream in SHARD_STREAMS:
+        node = shards.node_of(stream)
+        target = node[1] if node is not None else port
+        spread[target] = spread.get(target, 0) + 1
+        conn = Connection(target)
+        parts = []
+        for sensor, temp, hum in sensor_readings(per_stream):
+            parts.append(encode("XADD", stream, "*", "sensor", sensor, "temp", temp, "hum", hum))
+            if len(parts) == 1000:
+                conn.pipeline(b"".join(parts), len(parts))
+                parts = []
+        if parts:
+            conn.pipeline(b"".join(parts), len(parts))
+        conn.close()
+    return spread
+
+
+def shard_read(options: argparse.Namespace) -> None:
+    """The ``--shards`` rows: the batch read from three masters and from one."""
+    per_stream = options.entries // len(SHARD_STREAMS)
+    total = per_stream * len(SHARD_STREAMS)
+    rates: dict[int, list[float]] = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        spark = _session()
+        try:
+            for masters in (3, 1):
+                nodes = Nodes("brook", Path(workdir) / f"masters-{masters}")
+                try:
+                    port = nodes.create(masters)[0]
+                    spread = _fill_shards(port, per_stream)
+                    print(f"{masters} master(s): streams per master {sorted(spread.values())}")
+                    reader = spark.read.format("brook").option("port", port).option(
+                        "streams", ",".join(SHARD_STREAMS))
+                    assert reader.load().count() == total  # also warms the Python workers
+                    rates[masters] = [total / _timed(lambda r=reader: r.load().count())
+                                      for _ in range(options.repeat)]
+                finally:
+                    nodes.stop()
+        finally:
+            spark.stop()
+    three, one = (statistics.median(rates[k]) for k in (3, 1))
+    print(f"\nSpark batch read, {len(SHARD_STREAMS)} streams x {per_stream:,} entries, "
+          f"local[2], medians of {options.repeat}\n")
+    print("| Brook masters | rows/s |\n|---:|---:|")
+    print(f"| 3 | {three:,.0f} |\n| 1 | {one:,.0f} |")
+    print(f"\n3 masters / 1 master: {three / one:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=1_000_000)
@@ -153,7 +217,12 @@ def main() -> None:
     parser.add_argument("--servers", default=",".join(SERVERS))
     parser.add_argument("--cluster", action="store_true",
                         help="also run the Spark rows on a standalone cluster of two workers")
+    parser.add_argument("--shards", action="store_true",
+                        help="only the batch read from a 3-master Brook cluster against one")
     options = parser.parse_args()
+    if options.shards:
+        shard_read(options)
+        return
     servers = tuple(options.servers.split(","))
     results: dict[str, dict[str, list[float]]] = {}
 

@@ -35,7 +35,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from brook.acl.users import CHANNEL, COMMAND, KEY
-from brook.cluster.routing import keys_served_outright, redirection, served_outright
+from brook.cluster.routing import (
+    CROSSSLOT,
+    DOWN,
+    DOWN_READ_ONLY,
+    TRYAGAIN,
+    UNBOUND,
+    keys_served_outright,
+    redirection,
+    served_outright,
+)
+from brook.cluster.slots import key_slot
 from brook.commands.registry import Command
 from brook.eviction import OOM
 from brook.memory import request_bytes
@@ -190,6 +200,40 @@ class Admission:
         state = ((SCRIPT_READ_ONLY if read_only else 0) | (SCRIPT_WROTE if wrote else 0)
                  | (SCRIPT_ALLOW_OOM if allow_oom else 0))
         return self.refusal(caller, cmd, args, SCRIPT, state)
+
+    def script_cluster_refusal(self, caller: Session, cmd: Command, args: list[bytes],
+                               slot: int, cross_slot: bool) -> tuple[str | None, int]:
+        """Redis's scriptVerifyClusterState for a command a script runs in cluster mode: its
+        keys must be served here as the caller's own would be (the caller's READONLY and
+        ASKING count) and, unless the script may cross slots (``cross_slot``: the
+        allow-cross-slot-keys flag, or an EVAL without flags), lie in the run's ``slot``
+        (its declared keys', or the first a command touched; -1 for none yet). Returns the
+        refusal (None: run it) and the run's slot after it. What the master or the AOF sends
+        is obeyed."""
+        server = self.server
+        cluster = server.cluster
+        if cluster is None or caller.replaying:
+            return None, slot
+        keys = cmd.key_positions_of(args)
+        if not keys:
+            return None, slot
+        config = server.config
+        key_flags = cmd.key_flags
+        message = redirection(
+            cluster, keys, server.keyspace[0], cmd.is_write, caller.cluster_asking,
+            caller.cluster_readonly, key_flags is not None and "not_key" in key_flags,
+            config.cluster_allow_reads_when_down, config.cluster_allow_pubsubshard_when_down,
+            config.cluster_preferred_endpoint_type)
+        if message is not None:
+            return _script_cluster_error(message, cmd), slot
+        this_slot = key_slot(keys[0])
+        if not cross_slot:
+            if slot == -1:
+                slot = this_slot
+            elif slot != this_slot:
+                return ("ERR Script attempted to access keys that do not hash to the same "
+                        "slot"), slot
+        return None, slot
 
     def _script_command_refusal(self, caller: Session, cmd: Command,
                                 script_state: int) -> str | None:
@@ -374,3 +418,22 @@ def _keys_served_outright(cluster: ClusterState, cmd: Command, args: list[bytes]
     if first <= 0:
         return True
     return served_outright(cluster, args, first, cmd.last_key_at(len(args)), cmd.key_step)
+
+
+def _script_cluster_error(message: str, cmd: Command) -> str:
+    """What a script's command gets instead of a redirection (scriptVerifyClusterState's
+    words): a script cannot follow -MOVED, so the words say why it was refused."""
+    if message == DOWN_READ_ONLY:
+        return ("ERR Script attempted to execute a write command while the cluster is down "
+                "and readonly")
+    if message == DOWN:
+        return "ERR Script attempted to execute a command while the cluster is down"
+    if message == CROSSSLOT:
+        return (f"ERR Command '{cmd.fullname}' in script attempted to access keys that don't "
+                "hash to the same slot")
+    if message == TRYAGAIN:
+        return (f"ERR Unable to execute command '{cmd.fullname}' in script because undeclared "
+                "keys were accessed during rehashing of the slot")
+    if message == UNBOUND:
+        return "ERR Script attempted to access a slot not served"
+    return "ERR Script attempted to access a non local key in a cluster node"  # MOVED, ASK

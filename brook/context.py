@@ -115,6 +115,12 @@ class CommandPath(ReplayLane):
         """Why a script's ``redis.call`` may not run ``cmd`` (the SCRIPT lane's checks)."""
         raise NotImplementedError
 
+    def script_cluster_refusal(self, caller: Session, cmd: Command, args: list[bytes],
+                               slot: int, cross_slot: bool) -> tuple[str | None, int]:
+        """Why, in cluster mode, a script may not run ``cmd`` here (its keys on another node
+        or in another slot than the run's); the run's slot after it."""
+        raise NotImplementedError
+
     def script_start_refusal(self, caller: Session, flags: tuple[str, ...] | None,
                              read_only_command: bool) -> str | None:
         """Why a script may not start, by the flags it declares."""

@@ -522,6 +522,10 @@ class Dispatcher(WaiterLane, CommandPath):
         return self.admission.script_call_refusal(caller, cmd, args, read_only, wrote,
                                                   allow_oom)
 
+    def script_cluster_refusal(self, caller: Session, cmd: Command, args: list[bytes],
+                               slot: int, cross_slot: bool) -> tuple[str | None, int]:
+        return self.admission.script_cluster_refusal(caller, cmd, args, slot, cross_slot)
+
     def script_start_refusal(self, caller: Session, flags: tuple[str, ...] | None,
                              read_only_command: bool) -> str | None:
         return self.admission.script_start_refusal(caller, flags, read_only_command)

@@ -288,6 +288,8 @@ class Session(Watcher):
             letters += "c"
         if self.is_unix():
             letters += "U"
+        if self.cluster_readonly:
+            letters += "r"
         if self.no_evict:
             letters += "e"
         if self.no_touch:

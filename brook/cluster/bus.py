@@ -44,6 +44,7 @@ from brook.cluster.node import (
 )
 from brook.cluster.parked import redirect_parked
 from brook.cluster.slot_keys import delete_keys_in_slot, keys_in_slot
+from brook.cluster.slots import bitmap_slots, bitmap_without
 from brook.cluster.state import ClusterState, now_ms
 
 if TYPE_CHECKING:
@@ -495,11 +496,9 @@ class ClusterBus:
             self._update_slots(sender, message.config_epoch, message.slots)
             changed = True
         if dirty:
-            for slot in range(len(state.owners)):
-                if not message.has_slot(slot):
-                    continue
+            for slot in bitmap_slots(bitmap_without(message.slots, sender.slots)):
                 owner = state.owners[slot]
-                if owner is None or owner is sender:
+                if owner is None:
                     continue
                 if owner.config_epoch > message.config_epoch:
                     self.send_update(self.outbound.get(sender), owner)
@@ -652,13 +651,7 @@ class ClusterBus:
             changed = True
         if shard is None:
             shard = (sender.master or sender).shard_id
-        if sender.shard_id != shard:
-            sender.shard_id = shard
-            changed = True
-        if me is not sender and me.master is sender and me.shard_id != shard:
-            me.shard_id = shard
-            changed = True
-        return changed
+        return state.update_shard_id(sender, shard) or changed
 
     def _process_fail(self, message: Message, sender: ClusterNode | None) -> bool:
         if sender is None:

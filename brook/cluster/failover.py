@@ -26,6 +26,7 @@ from brook.cluster.node import (
     REPLICA,
     ClusterNode,
 )
+from brook.cluster.slots import bitmap_slots
 from brook.cluster.state import now_ms
 
 if TYPE_CHECKING:
@@ -268,9 +269,9 @@ class Failover:
         now = now_ms()
         if now - master.voted_time < server.config.cluster_node_timeout * 2:
             return
-        for slot, owner in enumerate(state.owners):
-            if (request.has_slot(slot) and owner is not None
-                    and owner.config_epoch > request.config_epoch):
+        for slot in bitmap_slots(request.slots):
+            owner = state.owners[slot]
+            if owner is not None and owner.config_epoch > request.config_epoch:
                 return
         state.last_vote_epoch = state.current_epoch
         master.voted_time = now

@@ -7,6 +7,8 @@ import secrets
 import time
 from typing import Final
 
+from brook.cluster.slots import bitmap_runs
+
 NAME_LENGTH: Final = 40
 
 # Flags, with Redis's values (they travel in the bus's header) and CLUSTER NODES's names in
@@ -46,7 +48,7 @@ class ClusterNode:
                  "human_nodename", "flags", "master", "replicas", "config_epoch", "ping_sent",
                  "pong_received", "repl_offset", "numslots", "linked", "created",
                  "data_received", "fail_time", "fail_reports", "voted_time", "gossiped_in",
-                 "slots", "orphaned_time")
+                 "slots", "orphaned_time", "_ranges")
 
     def __init__(self, name: str, flags: int) -> None:
         self.name = name
@@ -66,6 +68,7 @@ class ClusterNode:
         self.repl_offset = 0
         self.numslots = 0
         self.slots = bytearray(2048)  # the slots it serves, as the bus's bitmap has them
+        self._ranges: tuple[bytes, list[tuple[int, int]]] = (bytes(2048), [])
         self.orphaned_time = 0  # ms: since when it has served slots with no working replica
         self.linked = False  # a bus link to it is up
         self.created = _now_ms()  # a handshake node lives node-timeout from here
@@ -74,6 +77,15 @@ class ClusterNode:
         self.fail_reports: dict[str, int] = {}  # master that says it fails -> when (ms)
         self.voted_time = 0  # ms: when this node last voted for one of its replicas
         self.gossiped_in = 0  # the PING that last named it (not twice in one message)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """(first, last) runs of the slots it serves; kept until its bitmap changes, since
+        CLUSTER NODES and each nodes.conf save describe every node, and slots rarely move."""
+        seen, runs = self._ranges
+        if seen != self.slots:
+            runs = bitmap_runs(self.slots)
+            self._ranges = (bytes(self.slots), runs)
+        return runs
 
     @property
     def is_master(self) -> bool:

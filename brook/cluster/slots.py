@@ -3,8 +3,8 @@ belongs to, and the slot arguments of the CLUSTER commands."""
 
 from __future__ import annotations
 
+import re
 from binascii import crc_hqx
-from collections.abc import Iterable
 from typing import Final
 
 SLOTS: Final = 16384
@@ -26,12 +26,24 @@ def key_slot(key: bytes) -> int:
     return _CRC16(key, 0) & (SLOTS - 1)
 
 
-def slot_ranges(slots: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted slots as (first, last) runs of consecutive slots."""
-    runs: list[tuple[int, int]] = []
-    for slot in slots:
-        if runs and runs[-1][1] == slot - 1:
-            runs[-1] = (runs[-1][0], slot)
-        else:
-            runs.append((slot, slot))
-    return runs
+_ONES: Final = re.compile("1+")
+
+
+def bitmap_runs(bitmap: bytes | bytearray) -> list[tuple[int, int]]:
+    """(first, last) runs of the slots set in a bitmap laid out as the bus's (slot ``s`` is
+    bit ``s & 7`` of byte ``s >> 3``): one regex pass over its bits, not a Python step per
+    slot -- CLUSTER NODES and every nodes.conf save describe each node this way."""
+    bits = f"{int.from_bytes(bitmap, 'little'):0{len(bitmap) * 8}b}"[::-1]
+    return [(match.start(), match.end() - 1) for match in _ONES.finditer(bits)]
+
+
+def bitmap_slots(bitmap: bytes | bytearray) -> list[int]:
+    """The slots set in a bitmap, in order."""
+    return [slot for first, last in bitmap_runs(bitmap) for slot in range(first, last + 1)]
+
+
+def bitmap_without(claimed: bytes | bytearray, known: bytes | bytearray) -> bytes:
+    """The slots of ``claimed`` that ``known`` lacks: what a node's gossip claims anew, the
+    only slots whose owner it can change (the others are its already)."""
+    kept = int.from_bytes(claimed, "little") & ~int.from_bytes(known, "little")
+    return kept.to_bytes(len(claimed), "little")

@@ -23,7 +23,7 @@ from brook.cluster.node import (
     is_name,
     random_name,
 )
-from brook.cluster.slots import SLOTS, slot_ranges
+from brook.cluster.slots import SLOTS, bitmap_slots, bitmap_without
 
 if TYPE_CHECKING:
     from brook.cluster.bus import ClusterBus
@@ -81,6 +81,7 @@ class ClusterState:
         self.messages_received: dict[str, int] = {}
         self._first_update_ms = 0
         self._minority_since_ms = 0
+        self._synced: tuple[object, ...] = ()  # what the last fsynced nodes.conf promised
         self.announce()
 
     def announce(self) -> None:
@@ -153,7 +154,11 @@ class ClusterState:
             self._refresh_served(slot)
 
     def slots_of(self, node: ClusterNode) -> list[int]:
-        return [slot for slot, owner in enumerate(self.owners) if owner is node]
+        return bitmap_slots(node.slots)
+
+    def ranges_of(self, node: ClusterNode) -> list[tuple[int, int]]:
+        """(first, last) runs of the slots ``node`` serves."""
+        return node.ranges()
 
     def runs(self) -> list[tuple[int, int, ClusterNode]]:
         """(first, last, node) of each run of consecutive slots one node serves."""
@@ -237,6 +242,20 @@ class ClusterState:
         master.flags |= MIGRATE_TO  # it had a replica: one may migrate to it if orphaned
         node.shard_id = master.shard_id
 
+    def update_shard_id(self, node: ClusterNode, shard: str) -> bool:
+        """``node`` is in ``shard`` (updateShardId), and so is its master, or so are its
+        replicas: a node too old to send its shard id (Redis 7.0) takes the one its
+        master's or replica's gossip carries, so CLUSTER SHARDS keeps them together."""
+        if node.shard_id == shard:
+            return False
+        node.shard_id = shard
+        if node.master is None:
+            for replica in node.replicas:
+                replica.shard_id = shard
+        else:
+            node.master.shard_id = shard
+        return True
+
     def failure_reports(self, node: ClusterNode) -> int:
         """The masters that said, within twice the node timeout, that ``node`` fails."""
         oldest = now_ms() - self.config.cluster_node_timeout * 2
@@ -257,11 +276,9 @@ class ClusterState:
         current = myself if myself.flags & MASTER else myself.master
         new_master: ClusterNode | None = None
         dirty: list[int] = []
-        for slot in range(SLOTS):
-            if not bitmap[slot >> 3] & (1 << (slot & 7)):
-                continue
+        for slot in bitmap_slots(bitmap_without(bitmap, sender.slots)):
             owner = self.owners[slot]
-            if owner is sender or slot in self.importing_from:
+            if slot in self.importing_from:
                 continue
             if owner is None or owner.config_epoch < epoch:
                 if owner is myself and holds_keys(slot):
@@ -314,7 +331,7 @@ class ClusterState:
         nodes.conf saved (a failure to save is logged, and the node goes on)."""
         self.update_state()
         try:
-            self.save()
+            self.save(fsync=self._promises() != self._synced)
         except OSError as failure:
             log("warning", f"Could not save the cluster configuration: {failure}")
 
@@ -338,9 +355,9 @@ class ClusterState:
         parts = [node.name, address, node.flag_names(), master, str(node.ping_sent),
                  str(node.pong_received), str(node.epoch()), link]
         parts += [str(first) if first == last else f"{first}-{last}"
-                  for first, last in slot_ranges(self.slots_of(node))]
+                  for first, last in self.ranges_of(node)]
         if node.flags & MYSELF:
-            for slot in range(SLOTS):
+            for slot in sorted(self.migrating_to.keys() | self.importing_from.keys()):
                 target = self.migrating_to.get(slot)
                 if target is not None:
                     parts.append(f"[{slot}->-{target.name}]")
@@ -355,17 +372,30 @@ class ClusterState:
         return "".join(self.describe(node, for_file) + "\n" for node in self.nodes.values()
                        if not (for_file and node.flags & HANDSHAKE))
 
-    def save(self) -> None:
-        """nodes.conf rewritten atomically: a temporary file, fsynced, renamed over it."""
+    def _promises(self) -> tuple[object, ...]:
+        """What this node must not forget in a crash, as Redis fsyncs nodes.conf for it:
+        the epochs (a vote given twice in one epoch could elect two masters) and its own
+        role. Slot moves are not among them: the epochs order them again after a restart."""
+        me = self.myself
+        return (self.current_epoch, self.last_vote_epoch, me.config_epoch, me.flags & MASTER,
+                me.master.name if me.master is not None else None)
+
+    def save(self, fsync: bool = True) -> None:
+        """nodes.conf rewritten atomically: a temporary file renamed over it, fsynced first
+        when asked (Redis syncs only what its epochs and votes depend on: a SETSLOT that
+        waited for the disk would make resharding a slot a disk write's latency)."""
         text = self.nodes_text(for_file=True) + (
             f"vars currentEpoch {self.current_epoch} lastVoteEpoch {self.last_vote_epoch}\n")
         path = self.config.cluster_config_file
         temp = f"{path}.tmp-{os.getpid()}-{now_ms()}"
         with open(temp, "w", encoding="latin-1") as out:
             out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
+            if fsync:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(temp, path)
+        if fsync:
+            self._synced = self._promises()
 
     def load(self) -> bool:
         """Read nodes.conf if there is one (False: none, this node starts afresh);

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final
 from brook.cluster.node import FAIL, MASTER, MYSELF, REPLICA, ClusterNode, random_name
 from brook.cluster.routing import endpoint
 from brook.cluster.slot_keys import keys_in_slot
-from brook.cluster.slots import SLOTS, key_slot, slot_ranges
+from brook.cluster.slots import SLOTS, key_slot
 from brook.cluster.state import ClusterState
 from brook.commands.args import parse_int
 from brook.commands.common import help_reply
@@ -267,7 +267,7 @@ def _shards(client: Session, args: list[bytes]) -> bytes:
         master = next((node.master or node for node in members if not node.failed), None)
         runs: list[int] = []
         if master is not None:
-            for first, last in slot_ranges(cluster.slots_of(master)):
+            for first, last in cluster.ranges_of(master):
                 runs += (first, last)
         shard = resp.Map()
         shard[b"slots"] = runs

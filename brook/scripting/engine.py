@@ -25,11 +25,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from brook.cluster.slots import key_slot
 from brook.commands.registry import NO_SUBCOMMAND, WRONG_ARITY, find_command, resolve
 from brook.protocol import resp
 from brook.scripting.cache import ScriptCache, ScriptCacheError, shebang_flags
 from brook.scripting.cache import sha1hex as script_sha
-from brook.scripting.flags import ALLOW_OOM, NO_WRITES, needs_of
+from brook.scripting.flags import ALLOW_CROSS_SLOT, ALLOW_OOM, NO_WRITES, needs_of
 from brook.scripting.functions import Functions
 from brook.scripting.replies import truncate
 from brook.scripting.runtime import Interpreter, ScriptCallError
@@ -54,16 +55,21 @@ class ScriptRun:
     """One running script or function: who asked, what it may do, what it did."""
 
     __slots__ = ("caller", "name", "eval_mode", "read_only", "allow_oom", "write_dirty",
-                 "started", "timed_out", "killed", "load_deadline", "command")
+                 "started", "timed_out", "killed", "load_deadline", "command", "slot",
+                 "cross_slot")
 
     def __init__(self, caller: Session, command: list[bytes], name: bytes, eval_mode: bool,
-                 read_only: bool, allow_oom: bool = False) -> None:
+                 read_only: bool, allow_oom: bool = False, cross_slot: bool = True) -> None:
         self.caller = caller
         self.command = command  # the EVAL or FCALL that runs it (FUNCTION STATS, stats)
         self.name = name
         self.eval_mode = eval_mode
         self.read_only = read_only
         self.allow_oom = allow_oom  # the allow-oom flag: denyoom commands run over maxmemory
+        # Cluster mode: the slot its commands' keys must share (its declared keys', else the
+        # first one touched; -1 none yet), unless it may cross slots.
+        self.slot = _declared_slot(command)
+        self.cross_slot = cross_slot
         self.write_dirty = False  # it ran a write command: SCRIPT KILL can no longer stop it
         self.started = time.monotonic()
         self.timed_out = False
@@ -179,7 +185,8 @@ class Engine:
             raise ScriptError(refusal)
         read_only = read_only_command or (flags is not None and NO_WRITES in flags)
         allow_oom = flags is not None and ALLOW_OOM in flags
-        return ScriptRun(caller, command, name, eval_mode, read_only, allow_oom)
+        cross_slot = flags is None or ALLOW_CROSS_SLOT in flags
+        return ScriptRun(caller, command, name, eval_mode, read_only, allow_oom, cross_slot)
 
     def loading_run(self, name: bytes) -> ScriptRun:
         """The run of a library's top-level code (FUNCTION LOAD): it may call no command, so
@@ -320,6 +327,9 @@ class Engine:
             return self._rejected(cmd, b"Wrong number of args calling Redis command from script")
         refusal = self.server.dispatcher.script_call_refusal(
             run.caller, cmd, argv, run.read_only, run.write_dirty, run.allow_oom)
+        if refusal is None and self.server.cluster is not None:
+            refusal, run.slot = self.server.dispatcher.script_cluster_refusal(
+                run.caller, cmd, argv, run.slot, run.cross_slot)
         if refusal is not None:
             return self._rejected(cmd, b"-" + refusal.encode("utf-8", "surrogateescape"))
         return cmd
@@ -460,6 +470,14 @@ class Engine:
     def memory(self) -> int:
         """Bytes held by the EVAL interpreter (INFO's used_memory_lua)."""
         return self.eval_lua.memory()
+
+
+def _declared_slot(command: list[bytes]) -> int:
+    """The slot of an EVAL's or FCALL's first declared key (``command[2]`` keys from
+    ``command[3]``), where the caller's routing put the run; -1 without keys."""
+    if len(command) < 4 or not command[2].isdigit() or int(command[2]) == 0:
+        return -1
+    return key_slot(command[3])
 
 
 def _error_fields(error: Any) -> tuple[bytes | None, bytes | None, Any, bool]:

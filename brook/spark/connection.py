@@ -5,17 +5,24 @@ Options come from Spark as strings (case-insensitive names): ``url``
 TLS: a ``rediss://`` URL or ``tls=true``, with ``tlsCaFile`` (the CAs that sign the server's
 certificate), ``tlsCertFile``/``tlsKeyFile`` (a client certificate, for ``tls-auth-clients``)
 and ``tlsCheckHostname`` (default true: the certificate must name the host).
-The connector talks plain RESP through redis-py, so it works against Brook and real Redis.
+``cluster`` (``auto``, ``true``, ``false``): whether the server is a Redis Cluster node, whose
+streams are then read and written on the master that serves each (:mod:`brook.spark.shards`);
+``auto`` asks the server. The connector talks plain RESP through redis-py, so it works against
+Brook and real Redis.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import redis
+
+CLUSTER_MODES = ("auto", "true", "false")
 
 
 class ConnectorError(ValueError):
@@ -37,6 +44,7 @@ class ConnectionOptions:
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     tls_check_hostname: bool = True
+    cluster: str = "auto"
 
     @classmethod
     def of(cls, options: Mapping[str, str]) -> ConnectionOptions:
@@ -50,6 +58,9 @@ class ConnectionOptions:
         cert_file, key_file = options.get("tlsCertFile"), options.get("tlsKeyFile")
         if key_file is not None and cert_file is None:
             raise ConnectorError("option tlsKeyFile needs tlsCertFile")
+        cluster = options.get("cluster", "auto").lower()
+        if cluster not in CLUSTER_MODES:
+            raise ConnectorError(f"option cluster must be auto, true or false, got {cluster!r}")
         return cls(url=url,
                    host=options.get("host", "127.0.0.1"),
                    port=_int_option(options, "port", 6379),
@@ -60,7 +71,27 @@ class ConnectionOptions:
                    tls_ca_file=options.get("tlsCaFile"),
                    tls_cert_file=cert_file,
                    tls_key_file=key_file,
-                   tls_check_hostname=bool_option(options, "tlsCheckHostname", True))
+                   tls_check_hostname=bool_option(options, "tlsCheckHostname", True),
+                   cluster=cluster)
+
+    def resolved(self) -> ConnectionOptions:
+        """The same server with a ``redis://``/``rediss://`` URL taken apart into host, port,
+        user, password and db, the fields a node's address replaces (:meth:`at`) and a bare
+        socket needs (:class:`~brook.spark.wire.Wire`)."""
+        if self.url is None or self.url.startswith("unix://"):
+            return self
+        url = urlparse(self.url)
+        return dataclasses.replace(
+            self, url=None, host=url.hostname or self.host, port=url.port or 6379,
+            username=unquote(url.username) if url.username else None,
+            password=unquote(url.password) if url.password else None,
+            db=int(url.path.lstrip("/") or 0))
+
+    def at(self, host: str, port: int) -> ConnectionOptions:
+        """Another node of the same cluster: same credentials and TLS, its own address."""
+        if self.url is not None and self.url.startswith("unix://"):
+            raise ConnectorError("a cluster's nodes are reached over TCP, not a unix:// url")
+        return dataclasses.replace(self.resolved(), host=host, port=port)
 
     def ssl_context(self) -> ssl.SSLContext | None:
         """The client side of TLS (None without TLS): the server's certificate must chain to
@@ -137,10 +168,13 @@ def stream_names(options: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def supports_idmp(client: redis.Redis) -> bool:
+IDMP_PROBE = "__brook_spark_idmp_probe__"
+
+
+def supports_idmp(client: redis.Redis, probe: str = IDMP_PROBE) -> bool:
     """Does the server deduplicate XADD with IDMP (Brook, Redis >= 8.6)? Probed with an XADD
-    that cannot create anything (NOMKSTREAM on a key that does not exist)."""
-    probe = "__brook_spark_idmp_probe__"
+    that cannot create anything (NOMKSTREAM on a key that does not exist); in a cluster,
+    ``probe`` must be a key of a slot the node serves."""
     try:
         client.execute_command("XADD", probe, "NOMKSTREAM", "IDMP", "p", "i", "*", "f", "v")
     except redis.ResponseError:

@@ -4,6 +4,8 @@ Each stream's ID range is cut into several partitions by milliseconds (``ids.spl
 large stream is read by several executors at once; each partition pages through its range with
 ``XRANGE key (start end COUNT readCount`` and yields one Arrow batch per page. Filters on the
 stream name, the ID and the timestamp are pushed into the key selection and the XRANGE bounds.
+In a Redis Cluster every partition names the master that serves its stream, so executors read
+from the owners directly; the planning probes go to the owners too (:mod:`brook.spark.shards`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from brook.spark import ids
 from brook.spark.connection import ConnectionOptions, ConnectorError, int_option, stream_names
 from brook.spark.ids import StreamId
 from brook.spark.rows import RowBuilder
+from brook.spark.shards import Commands, Node, NodeClients
 
 DEFAULT_READ_COUNT = 10_000  # entries per XRANGE page (and per Arrow batch)
 ENTRIES_PER_PARTITION = 250_000  # the automatic split of a stream into partitions
@@ -40,22 +43,25 @@ MAX_AUTO_PARTITIONS = 16
 
 @dataclass
 class RangePartition(InputPartition):
-    """Entries of ``stream`` with IDs in ``(start, end]``."""
+    """Entries of ``stream`` with IDs in ``(start, end]``, read from ``node`` (the master that
+    serves the stream in a cluster; None: the configured server)."""
 
     stream: str
     start: str
     end: str
+    node: Node | None
 
-    def __init__(self, stream: str, start: str, end: str) -> None:
-        super().__init__((stream, start, end))
-        self.stream, self.start, self.end = stream, start, end
+    def __init__(self, stream: str, start: str, end: str, node: Node | None = None) -> None:
+        super().__init__((stream, start, end, node))
+        self.stream, self.start, self.end, self.node = stream, start, end, node
 
 
 def read_pages(client: redis.Redis, stream: str, start: StreamId, end: StreamId,
-               count: int) -> Iterator[list]:
+               count: int, asking: bool = False) -> Iterator[list]:
     """XRANGE pages of ``(start, end]``, in order; deterministic for a given range as long as
     nothing in it is deleted. The request for the next page goes out as soon as a page has
-    arrived, so the server reads it while the caller turns the current one into Arrow."""
+    arrived, so the server reads it while the caller turns the current one into Arrow.
+    ``asking``: each XRANGE goes after ASKING (the node is importing the stream's slot)."""
     connection = client.connection_pool.get_connection()
     end_text = ids.fmt(end)
 
@@ -63,12 +69,16 @@ def read_pages(client: redis.Redis, stream: str, start: StreamId, end: StreamId,
 
     def request(after: StreamId) -> None:
         nonlocal outstanding
+        if asking:
+            connection.send_command("ASKING")
         connection.send_command("XRANGE", stream, "(" + ids.fmt(after), end_text, "COUNT", count)
         outstanding = True
 
     try:
         request(start)
         while True:
+            if asking:
+                connection.read_response()  # ASKING's OK
             page = _without_collection(connection)
             outstanding = False
             last = ids.parse(page[-1][0]) if page else end
@@ -101,14 +111,25 @@ def _without_collection(connection: redis.connection.AbstractConnection) -> list
 
 def read_partition(connection: ConnectionOptions, rows: RowBuilder, partition: RangePartition,
                    count: int) -> Iterator[pa.RecordBatch]:
-    """The Arrow batches of one partition (runs on an executor)."""
-    client = connection.connect()
-    try:
-        for page in read_pages(client, partition.stream, ids.parse(partition.start),
-                               ids.parse(partition.end), count):
-            yield rows.batch(partition.stream, page)
-    finally:
-        client.close()
+    """The Arrow batches of one partition (runs on an executor), read from its node. A node
+    that no longer serves the stream (a resharding since planning) answers -MOVED or -ASK:
+    the read goes on once from the node named there, after the last entry already given."""
+    node, asking = partition.node, False
+    after, end = ids.parse(partition.start), ids.parse(partition.end)
+    for followed in (False, True):
+        client = (connection if node is None else connection.at(*node)).connect()
+        try:
+            for page in read_pages(client, partition.stream, after, end, count, asking):
+                after = ids.parse(page[-1][0])
+                yield rows.batch(partition.stream, page)
+            return
+        except redis.exceptions.AskError as redirect:  # MovedError is one too
+            if followed:
+                raise
+            node = (redirect.host, int(redirect.port))
+            asking = not isinstance(redirect, redis.exceptions.MovedError)
+        finally:
+            client.close()
 
 
 class _Bounds:
@@ -234,18 +255,22 @@ class BatchReader(DataSourceReader):
         self.bounds.id_widths.add(len(str(ms)))
 
     def partitions(self) -> list[RangePartition]:
-        client = self.connection.connect()
+        clients = NodeClients(self.connection)
         try:
             out: list[RangePartition] = []
             for stream in self.streams:
                 if self.bounds.streams is not None and stream not in self.bounds.streams:
                     continue
-                out += self._stream_partitions(client, stream)
+                spans = clients.run(stream, lambda client, stream=stream:
+                                    self._stream_spans(client, stream))
+                node = clients.node_of(stream)
+                out += [RangePartition(stream, lo, hi, node) for lo, hi in spans]
             return out or [RangePartition(self.streams[0], "0-0", "0-0")]  # an empty read
         finally:
-            client.close()
+            clients.close()
 
-    def _stream_partitions(self, client: redis.Redis, stream: str) -> list[RangePartition]:
+    def _stream_spans(self, client: Commands, stream: str) -> list[tuple[str, str]]:
+        """The ``(start, end]`` ID ranges the stream's partitions read."""
         low, high = self.bounds.low, self.bounds.high
         if low > high:
             return []
@@ -260,11 +285,10 @@ class BatchReader(DataSourceReader):
             return []
         parts = self.partitions_per_stream
         if not parts:
-            length = client.xlen(stream)
+            length = client.execute_command("XLEN", stream)
             parts = min(MAX_AUTO_PARTITIONS, max(1, -(-length // ENTRIES_PER_PARTITION)))
         start = ids.predecessor(first_id)
-        return [RangePartition(stream, ids.fmt(lo), ids.fmt(hi))
-                for lo, hi in ids.split(start, last_id, parts)]
+        return [(ids.fmt(lo), ids.fmt(hi)) for lo, hi in ids.split(start, last_id, parts)]
 
     def read(self, partition: RangePartition) -> Iterator[pa.RecordBatch]:
         if partition.start == partition.end:

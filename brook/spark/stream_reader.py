@@ -5,6 +5,8 @@ An offset is ``{stream: "ms-seq"}``, the ID of the last entry a batch includes; 
 rows (as long as nothing in the range was deleted in between). Reading happens in the
 executors; the driver only finds where each batch ends and, with the ``group`` option, moves
 that consumer group along after each committed batch so ``XINFO GROUPS`` shows the pipeline's lag.
+In a Redis Cluster each stream's offsets come from the master that serves it, and its
+partitions are read there (:mod:`brook.spark.shards`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from brook.spark.connection import (
 from brook.spark.ids import StreamId
 from brook.spark.reader import DEFAULT_READ_COUNT, RangePartition, read_partition
 from brook.spark.rows import RowBuilder
+from brook.spark.shards import Commands, NodeClients
 
 log = logging.getLogger("brook.spark")
 
@@ -46,13 +49,13 @@ class DataLossError(ConnectorError):
     """Entries were removed from a stream before the query read them."""
 
 
-def head(client: redis.Redis, stream: str) -> StreamId:
+def head(client: Commands, stream: str) -> StreamId:
     """ID of the stream's last entry (0-0 when it is empty or missing)."""
     last = client.execute_command("XREVRANGE", stream, "+", "-", "COUNT", 1)
     return ids.parse(last[0][0]) if last else ids.ZERO
 
 
-def first(client: redis.Redis, stream: str) -> StreamId | None:
+def first(client: Commands, stream: str) -> StreamId | None:
     found = client.execute_command("XRANGE", stream, "-", "+", "COUNT", 1)
     return ids.parse(found[0][0]) if found else None
 
@@ -75,17 +78,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._starting_offsets()  # reject a bad startingOffsets at planning
         self._frozen: dict[str, StreamId] | None = None
         self._moved: dict[str, str] = {}  # where the group was last moved, per stream
-        self._driver: redis.Redis | None = None
+        # The driver's clients (one per master); a pickled copy has none: executors open
+        # their own connections.
+        self._clients = NodeClients(self.connection)
 
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state["_driver"] = None  # connections do not travel; executors open their own
-        return state
-
-    def _client(self) -> redis.Redis:
-        if self._driver is None:
-            self._driver = self.connection.connect()
-        return self._driver
+    def _head(self, stream: str) -> StreamId:
+        return self._clients.run(stream, lambda client: head(client, stream))
 
     def _starting_offsets(self) -> dict[str, str | None]:
         """``startingOffsets`` per stream: an ID, or None for "latest"."""
@@ -117,22 +115,19 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- offsets (driver) -------------------------------------------------------------------
 
     def initialOffset(self) -> Offset:  # noqa: N802 (Spark's names)
-        client = self._client()
-        return {stream: given if given is not None else ids.fmt(head(client, stream))
+        return {stream: given if given is not None else ids.fmt(self._head(stream))
                 for stream, given in self._starting_offsets().items()}
 
     def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802
         return ReadMaxRows(self.max_entries) if self.max_entries else ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
-        client = self._client()
-        self._frozen = {stream: head(client, stream) for stream in self.streams}
+        self._frozen = {stream: self._head(stream) for stream in self.streams}
 
     def _heads(self) -> dict[str, StreamId]:
         if self._frozen is not None:
             return self._frozen
-        client = self._client()
-        return {stream: head(client, stream) for stream in self.streams}
+        return {stream: self._head(stream) for stream in self.streams}
 
     def reportLatestOffset(self) -> Offset:  # noqa: N802
         return {stream: ids.fmt(entry_id) for stream, entry_id in self._heads().items()}
@@ -152,7 +147,6 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                  budget: int) -> dict[str, StreamId]:
         """Ends that admit at most ``budget`` entries in all: an equal share per stream
         first, then what the quieter streams left over, in stream order."""
-        client = self._client()
         ends = dict(starts)
         pending = [stream for stream in self.streams if heads[stream] > starts[stream]]
         share = max(budget // max(len(pending), 1), 1)
@@ -161,9 +155,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 quota = min(share, budget) if first_pass else budget
                 if quota <= 0:
                     break
-                page = client.execute_command(
-                    "XRANGE", stream, "(" + ids.fmt(ends[stream]), ids.fmt(heads[stream]),
-                    "COUNT", quota)
+                args = ("XRANGE", stream, "(" + ids.fmt(ends[stream]), ids.fmt(heads[stream]),
+                        "COUNT", quota)
+                page = self._clients.run(stream, lambda client, args=args:
+                                         client.execute_command(*args))
                 if page:
                     ends[stream] = ids.parse(page[-1][0])
                     budget -= len(page)
@@ -174,26 +169,26 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- batches ----------------------------------------------------------------------------
 
     def partitions(self, start: Offset, end: Offset) -> list[RangePartition]:
-        client = self._client()
         out: list[RangePartition] = []
         for stream in self.streams:
             low = ids.parse(start.get(stream, "0-0"))
             high = ids.parse(end.get(stream, ids.fmt(low)))
             if high <= low:
                 continue
-            self._check_loss(client, stream, low)
-            out += [RangePartition(stream, ids.fmt(lo), ids.fmt(hi))
+            self._check_loss(stream, low)
+            node = self._clients.node_of(stream)
+            out += [RangePartition(stream, ids.fmt(lo), ids.fmt(hi), node)
                     for lo, hi in ids.split(low, high, self.partitions_per_stream)]
         return out
 
-    def _check_loss(self, client: redis.Redis, stream: str, start: StreamId) -> None:
+    def _check_loss(self, stream: str, start: StreamId) -> None:
         """Entries after ``start`` (the last one read) that were trimmed away before this
         batch: the stream now begins after ``start`` (or is empty) although the batch has
         entries to read. Conservative: it also fires when ``start`` itself was the only
         entry trimmed."""
         if start == ids.ZERO:
             return  # "earliest": whatever was trimmed before the query began is not lost
-        oldest = first(client, stream)
+        oldest = self._clients.run(stream, lambda client: first(client, stream))
         if oldest is not None and oldest <= ids.successor(start):  # type: ignore[operator]
             return
         message = (f"stream {stream}: entries after {ids.fmt(start)} were removed (trimmed) "
@@ -218,23 +213,24 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         finished batch every trigger: both move the group (once per new position)."""
         if self.group is None:
             return
-        client = self._client()
+        group = self.group
         for stream in self.streams:
             if stream not in done or self._moved.get(stream) == done[stream]:
                 continue
-            move_group(client, stream, self.group, ids.parse(done[stream]))
+            position = ids.parse(done[stream])
+            self._clients.run(stream, lambda client, stream=stream, position=position:
+                              move_group(client, stream, group, position))
             self._moved[stream] = done[stream]
 
     def stop(self) -> None:
-        if self._driver is not None:
-            self._driver.close()
-            self._driver = None
+        self._clients.close()
 
 
-def move_group(client: redis.Redis, stream: str, group: str, position: StreamId) -> None:
+def move_group(client: Commands, stream: str, group: str, position: StreamId) -> None:
     """``XGROUP SETID`` (creating the group if needed) with the exact ENTRIESREAD when the
     entries after ``position`` can be counted cheaply, so the group's lag is exact."""
-    info = client.execute_command("XINFO", "STREAM", stream) if client.exists(stream) else None
+    exists = client.execute_command("EXISTS", stream)
+    info = client.execute_command("XINFO", "STREAM", stream) if exists else None
     if info is None:
         return
     details = dict(zip(info[::2], info[1::2], strict=True))

@@ -9,7 +9,6 @@ settings, AUTH and SELECT come from :class:`~brook.spark.connection.ConnectionOp
 from __future__ import annotations
 
 import socket
-from urllib.parse import unquote, urlparse
 
 import hiredis
 
@@ -25,18 +24,33 @@ def encode(*args: bytes | str | int) -> bytes:
     return b"".join(parts)
 
 
+class Redirected(ConnectorError):
+    """A cluster node's ``-MOVED``/``-ASK``: the key's slot is (being) served elsewhere; the
+    command was not run."""
+
+    def __init__(self, message: str, host: str, port: int, ask: bool) -> None:
+        super().__init__(message)
+        self.host, self.port, self.ask = host, port, ask
+
+
+def redirect_of(reply: object) -> Redirected | None:
+    """The redirect an error reply says (``MOVED <slot> <host>:<port>``), else None."""
+    if not isinstance(reply, hiredis.ReplyError):
+        return None
+    kind, _, rest = str(reply).partition(" ")
+    if kind not in ("MOVED", "ASK"):
+        return None
+    host, _, port = rest.partition(" ")[2].rpartition(":")
+    return Redirected(str(reply), host, int(port), kind == "ASK")
+
+
 class Wire:
     """A socket and a reply parser; replies come back in order."""
 
     def __init__(self, options: ConnectionOptions) -> None:
+        options = options.resolved()
         host, port, username, password, db = options.host, options.port, options.username, \
             options.password, options.db
-        if options.url is not None:
-            url = urlparse(options.url)
-            host, port = url.hostname or host, url.port or 6379
-            username = unquote(url.username) if url.username else None
-            password = unquote(url.password) if url.password else None
-            db = int(url.path.lstrip("/") or 0)
         sock = socket.create_connection((host, port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         context = options.ssl_context()
@@ -55,7 +69,7 @@ class Wire:
         self.sock.sendall(encode(*args))
         reply = self.replies(1)[0]
         if isinstance(reply, hiredis.ReplyError):
-            raise ConnectorError(f"{args[0]!r} failed: {reply}")
+            raise redirect_of(reply) or ConnectorError(f"{args[0]!r} failed: {reply}")
         return reply
 
     def replies(self, count: int) -> list[object]:

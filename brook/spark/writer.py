@@ -14,6 +14,10 @@ deduplication history yet gets ``IDMP-MAXSIZE`` 10,000 and ``IDMP-DURATION`` ``i
 seconds (default 3600: how long after a failure a replay is still recognised) with XCFGSET; one
 that has history keeps its settings, as XCFGSET would forget it. Servers without IDMP (Redis
 before 8.6) get at-least-once only: asking them for exactly-once is an error saying so.
+
+In a Redis Cluster the rows are grouped by the master that serves their stream and each group
+is pipelined to it (:mod:`brook.spark.sink_routes`); a stream lives on one node, so its IDMP
+producers and iids are the same as on a single server.
 """
 
 from __future__ import annotations
@@ -36,13 +40,16 @@ from pyspark.sql.types import MapType, StructType
 
 from brook.spark import idempotency, ids
 from brook.spark.connection import (
+    IDMP_PROBE,
     ConnectionOptions,
     ConnectorError,
     bool_option,
     int_option,
     supports_idmp,
 )
-from brook.spark.wire import Wire, encode
+from brook.spark.shards import Shards
+from brook.spark.sink_routes import Routes
+from brook.spark.wire import Redirected, Wire, encode, redirect_of
 
 EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
@@ -99,30 +106,34 @@ class _Sink:
             self.check_idmp()
 
     def check_idmp(self) -> None:
-        """Exactly-once needs XADD IDMP: fail at planning, with the reason, if it is missing."""
-        client = self.connection.connect()
-        try:
-            if not supports_idmp(client):
-                raise ConnectorError(
-                    "deliveryGuarantee=exactly-once needs XADD IDMP (Brook, or Redis 8.6 or "
-                    "newer); this server does not support it. Use "
-                    "deliveryGuarantee=at-least-once, or a server that has it.")
-        finally:
-            client.close()
+        """Exactly-once needs XADD IDMP: fail at planning, with the reason, if it is missing
+        (on any master of a cluster: each serves some of the streams)."""
+        shards = Shards.discover(self.connection)
+        for node in shards.masters():
+            client = shards.options_for(node).connect()
+            try:
+                if not supports_idmp(client, shards.key_on(node, IDMP_PROBE)):
+                    where = "this server does" if node is None else f"node {node[0]}:{node[1]} does"
+                    raise ConnectorError(
+                        "deliveryGuarantee=exactly-once needs XADD IDMP (Brook, or Redis 8.6 "
+                        f"or newer); {where} not support it. Use "
+                        "deliveryGuarantee=at-least-once, or a server that has it.")
+            finally:
+                client.close()
 
     def write(self, batches: Iterator[pa.RecordBatch], producer: str | None) -> WriteResult:
         """XADD every row of ``batches``, ``pipelineSize`` commands per round trip. With a
         ``producer`` (exactly-once: this piece of work, named the same on every attempt), the
         whole partition is read first, as its rows' IDs depend on all of them
         (:mod:`brook.spark.idempotency`); at-least-once writes each batch as it comes."""
-        wire = Wire(self.connection)
+        routes = Routes(self.connection)
         try:
             if producer is None:
                 written = 0
                 for batch in batches:
                     keys = self._targets(batch)
                     bodies, counts = self._bodies(batch)
-                    self._send(wire, keys, bodies, counts, None)
+                    self._deliver(routes, keys, bodies, counts, None)
                     written += len(keys)
                 return WriteResult(written)
             keys, bodies, counts = [], [], []
@@ -132,7 +143,8 @@ class _Sink:
                 bodies += more_bodies
                 counts += more_counts
             iids = idempotency.row_ids(keys, bodies)
-            sizes = {key: self._prepare_idmp(wire, key) for key in dict.fromkeys(keys)}
+            sizes = {key: routes.run(key, lambda wire, key=key: self._prepare_idmp(wire, key))
+                     for key in dict.fromkeys(keys)}
             placed = idempotency.blocks(keys, iids, sizes)
             heads: dict[int, bytes] = {}  # block -> the encoded "IDMP <producer>:<block>"
             for block in set(placed):
@@ -140,16 +152,49 @@ class _Sink:
                 heads[block] = b"$4\r\nIDMP\r\n$%d\r\n%b\r\n" % (len(pid), pid)
             options = [b"%b$%d\r\n%b\r\n" % (heads[block], len(iid), iid)
                        for block, iid in zip(placed, iids, strict=True)]
-            self._send(wire, keys, bodies, counts, options)
+            self._deliver(routes, keys, bodies, counts, options)
             return WriteResult(len(keys))
         finally:
-            wire.close()
+            routes.close()
+
+    def _deliver(self, routes: Routes, keys: list[bytes], bodies: list[bytes],
+                 counts: list[int], idmp: list[bytes] | None) -> None:
+        """Each node's rows pipelined to it; the rows a node redirected (it no longer serves
+        their stream) go again, to the owner, until none is left (with ``idmp``, after the
+        stream is made ready for exactly-once there too; the rows keep their IDMP options)."""
+        rows = list(range(len(keys)))
+        while True:
+            again: list[int] = []
+            asked = False
+            for node, picked in routes.group(keys, rows).items():
+                if len(picked) == len(keys):  # one node, every row: no copies
+                    sub_keys, sub_bodies, sub_counts, sub_idmp = keys, bodies, counts, idmp
+                else:
+                    sub_keys = [keys[i] for i in picked]
+                    sub_bodies = [bodies[i] for i in picked]
+                    sub_counts = [counts[i] for i in picked]
+                    sub_idmp = None if idmp is None else [idmp[i] for i in picked]
+                failed = self._send(routes.wire(node), sub_keys, sub_bodies, sub_counts,
+                                    sub_idmp)
+                for position, redirect in failed:
+                    routes.redirected(sub_keys[position], redirect)
+                    asked = asked or redirect.ask
+                    again.append(picked[position])
+            if not again:
+                return
+            routes.settle(asked)
+            rows = sorted(again)
+            if idmp is not None:
+                for key in dict.fromkeys(keys[row] for row in rows):
+                    routes.run(key, lambda wire, key=key: self._prepare_idmp(wire, key))
 
     def _send(self, wire: Wire, keys: list[bytes], bodies: list[bytes], counts: list[int],
-              idmp: list[bytes] | None) -> None:
-        """The XADDs of these rows, pipelined; ``idmp``: each row's encoded IDMP option."""
+              idmp: list[bytes] | None) -> list[tuple[int, Redirected]]:
+        """The XADDs of these rows, pipelined; ``idmp``: each row's encoded IDMP option.
+        Returns the rows a cluster node redirected (positions in ``keys``): not written."""
         trim = b"".join(b"$%d\r\n%b\r\n" % (len(a), a.encode()) for a in self.trim)
         argc = 3 + len(self.trim) + (3 if idmp is not None else 0)
+        redirected: list[tuple[int, Redirected]] = []
         for low in range(0, len(keys), self.pipeline):
             high = min(low + self.pipeline, len(keys))
             commands = []
@@ -162,14 +207,23 @@ class _Sink:
                 commands.append(b"*%d\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n%b%b$1\r\n*\r\n%b"
                                 % (argc + 2 * count, len(key), key, trim, option, bodies[i]))
             wire.sock.sendall(b"".join(commands))
-            self._check(keys[low:high], wire.replies(len(commands)))
+            redirected += self._check(keys, low, wire.replies(len(commands)))
+        return redirected
 
     @staticmethod
-    def _check(keys: list[bytes], replies: list[object]) -> None:
-        """Every XADD of a pipeline must have returned its new ID."""
-        for key, reply in zip(keys, replies, strict=True):
+    def _check(keys: list[bytes], low: int, replies: list[object]
+               ) -> list[tuple[int, Redirected]]:
+        """Every XADD of a pipeline (rows from ``low``) must have returned its new ID, or been
+        redirected by a cluster node (returned, with the row's position)."""
+        redirected = []
+        for position, reply in enumerate(replies, low):
             if type(reply) is not bytes:
-                raise ConnectorError(f"XADD to {key.decode('utf-8', 'replace')} failed: {reply}")
+                redirect = redirect_of(reply)
+                if redirect is None:
+                    key = keys[position].decode("utf-8", "replace")
+                    raise ConnectorError(f"XADD to {key} failed: {reply}")
+                redirected.append((position, redirect))
+        return redirected
 
     def _prepare_idmp(self, wire: Wire, key: bytes) -> int:
         """Make the stream ready for exactly-once writes; returns the block size to use (its
@@ -209,6 +263,9 @@ class _Sink:
             wire.sock.sendall(b"".join(encode(*step) for step in
                                        [("MULTI",), *steps, ("EXEC",)]))
             *queued, done = wire.replies(len(steps) + 2)
+            moved = next(filter(None, map(redirect_of, queued)), None)
+            if moved is not None:
+                raise moved  # the slot moved after WATCH: the caller asks the new owner
             if done is None:
                 continue  # the stream changed since WATCH: look again
             failed = [reply for reply in (*queued, *done)  # type: ignore[misc]
@@ -267,7 +324,7 @@ def _stream_info(wire: Wire, key: bytes) -> dict[bytes, object] | None:
     if isinstance(reply, hiredis.ReplyError):
         if "no such key" in str(reply):
             return None
-        raise ConnectorError(f"XINFO STREAM {key!r} failed: {reply}")
+        raise redirect_of(reply) or ConnectorError(f"XINFO STREAM {key!r} failed: {reply}")
     return dict(zip(reply[::2], reply[1::2], strict=True))  # type: ignore[index]
 
 

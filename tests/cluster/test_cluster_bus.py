@@ -9,13 +9,11 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
 
-from tests.conftest import whole_error
+from tests.conftest import redis_cli, whole_error
 from tests.support.cluster import (
     ClusterNodes,
     agreed,
@@ -30,13 +28,6 @@ from tests.support.cluster import (
     wait_replicated,
     wait_until,
 )
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[ClusterNodes]:
-    nodes = ClusterNodes(tmp_path)
-    yield nodes
-    nodes.stop()
 
 
 def _fill(client: redis.RedisCluster, count: int) -> dict[str, str]:
@@ -81,6 +72,36 @@ def test_redis_cli_builds_a_cluster_of_brook_nodes_that_cluster_clients_use(
         (direction, node_id(node)) for node in nodes[1:] for direction in (b"to", b"from"))
 
 
+@pytest.mark.parametrize("first_master", ["brook", "redis"])
+def test_redis_cli_builds_three_masters_with_a_replica_each(cluster: ClusterNodes,
+                                                           first_master: str) -> None:
+    nodes = cluster.create([first_master] + ["brook"] * 5, replicas=1)
+    masters, replicas = nodes[:3], nodes[3:]
+    master_of = {node_id(replica): myself(replica)[3] for replica in replicas}
+    assert sorted(master_of.values()) == sorted(node_id(master) for master in masters)
+    assert all("slave" in myself(replica)[2] for replica in replicas)
+    output = cli_cluster(nodes[0], "check", f"127.0.0.1:{nodes[0].port}")
+    assert "[OK] All 16384 slots covered." in output
+    assert output.count("1 slaves.") == 3
+    written = _fill(cluster_client(nodes[1]), 300)
+    for master in masters:
+        replica = next(node for node in replicas if master_of[node_id(node)] == node_id(master))
+        wait_replicated(master, replica)
+        assert replica.client().dbsize() == master.client().dbsize() > 0
+        # READONLY: the replica answers reads of its master's slots itself.
+        reader = replica.client(decode_responses=True, single_connection_client=True)
+        key = master.client(decode_responses=True).randomkey()
+        with pytest.raises(redis.ResponseError) as info:
+            reader.get(key)
+        assert whole_error(info.value).startswith("MOVED ")
+        assert reader.execute_command("READONLY") is True
+        assert reader.get(key) == written[key]
+        assert "flags=r " in reader.execute_command("CLIENT", "INFO")
+    shards = nodes[1].client(protocol=3).execute_command("CLUSTER", "SHARDS")
+    assert sorted(len(shard[b"nodes"]) for shard in shards) == [2, 2, 2]
+    assert _read_all(cluster_client(replicas[0]), written) == written
+
+
 def test_publish_reaches_subscribers_on_every_node_and_spublish_the_shard(
         cluster: ClusterNodes) -> None:
     nodes = cluster.create(["brook", "redis", "brook"])
@@ -105,6 +126,18 @@ def test_publish_reaches_subscribers_on_every_node_and_spublish_the_shard(
     assert nodes[0].client().execute_command("SPUBLISH", channel, "sharded") == 0
     message = shard.get_sharded_message(timeout=5)
     assert message is not None and message["data"] == "sharded"
+    # redis-py's RedisCluster: its pub/sub and its sharded pub/sub, on whichever node.
+    client = cluster_client(nodes[2])
+    listener = client.pubsub()
+    listener.subscribe("news")
+    assert listener.get_message(timeout=5)["type"] == "subscribe"
+    listener.ssubscribe(channel)
+    assert listener.get_sharded_message(timeout=5)["type"] == "ssubscribe"
+    assert client.publish("news", "again") >= 1
+    assert client.spublish(channel, "again, sharded") >= 1
+    heard = [listener.get_message(timeout=5), listener.get_sharded_message(timeout=5)]
+    assert [(m["type"], m["data"]) for m in heard if m] == [
+        ("message", "again"), ("smessage", "again, sharded")]
 
 
 def test_brook_and_redis_nodes_in_one_cluster_move_slots_both_ways(
@@ -183,6 +216,40 @@ def test_cluster_failover_on_a_brook_replica_swaps_it_with_its_master(
     wait_until(lambda: myself(master)[3] == node_id(replica), "the master a replica")
     wait_until(lambda: agreed(nodes), "every node agrees")
     assert _read_all(cluster_client(nodes[1]), written) == written
+
+
+def test_redis_cli_rebalances_onto_a_new_master_and_fixes_an_open_slot(
+        cluster: ClusterNodes) -> None:
+    nodes = cluster.create(["brook", "redis", "brook"])
+    written = _fill(cluster_client(nodes[0]), 400)
+    extra = cluster.start("brook")
+    cli_cluster(nodes[0], "add-node", f"127.0.0.1:{extra.port}", f"127.0.0.1:{nodes[0].port}")
+    nodes.append(extra)
+    wait_until(lambda: agreed(nodes), "the new node known to all")
+    cli_cluster(nodes[0], "rebalance", f"127.0.0.1:{nodes[0].port}",
+                "--cluster-use-empty-masters")
+    wait_until(lambda: agreed(nodes), "the nodes agree after rebalancing")
+    counts = [int(cluster_info(node)["cluster_slots_assigned"]) for node in nodes]
+    assert counts == [16384] * 4
+    served = [sum(int(part.split("-")[-1]) - int(part.split("-")[0]) + 1
+                  for part in myself(node)[8:] if not part.startswith("["))
+              for node in nodes]
+    assert sum(served) == 16384 and min(served) >= 4000  # about a quarter each
+    assert extra.client().dbsize() > 50  # its keys came with its slots
+    # A resharding left half done (the slot open on both sides): fix closes it.
+    source, target = nodes[0], nodes[1]
+    slot = int(myself(source)[8].split("-")[0])
+    target.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(source))
+    source.client().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(target))
+    done = redis_cli(source.port, "--cluster", "check", f"127.0.0.1:{source.port}")
+    assert f"[WARNING] Node 127.0.0.1:{source.port} has slots in migrating state {slot}" \
+        in done.stdout.decode()
+    cli_cluster(source, "fix", f"127.0.0.1:{source.port}")
+    wait_until(lambda: agreed(nodes), "the nodes agree after the fix")
+    output = cli_cluster(source, "check", f"127.0.0.1:{source.port}")
+    assert "[OK] All nodes agree about slots configuration." in output
+    assert all("[" not in " ".join(myself(node)[8:]) for node in nodes)  # nothing open
+    assert _read_all(cluster_client(extra), written) == written
 
 
 def test_a_node_deleted_with_redis_cli_is_forgotten_by_every_node(

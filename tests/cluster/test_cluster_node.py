@@ -241,6 +241,44 @@ def test_requests_for_another_nodes_slots_are_redirected(node: Callable[..., Ser
     assert r.execute_command("SPUBLISH", "{user}c", "m") == 0
 
 
+def test_a_script_runs_only_commands_on_keys_served_here_in_one_slot(
+        node: Callable[..., ServerProcess]) -> None:
+    """A script cannot follow a redirection: a command it runs on a key of another node,
+    or (unless it may cross slots) of another slot than its first keys', fails in the
+    script with words that say so; a legacy EVAL without flags may cross slots here."""
+    port, phantom_port = free_cluster_port(), free_cluster_port()
+    proc = node(nodes_conf=two_nodes(port, phantom_port), port=port)
+    r = proc.client(decode_responses=True)
+    wait_ok(r)
+
+    def script(body: str, *keys: str) -> object:
+        return r.eval(body, len(keys), *keys)
+
+    def refused(body: str, *keys: str) -> str:
+        """The error a script returns (the one its ``redis.pcall`` got, word for word)."""
+        with pytest.raises(redis.ResponseError) as info:
+            script(body, *keys)
+        return str(info.value)
+
+    # "foo" is slot 12182 (the phantom's); {user}x 5474 and {b}a 3300 are both here.
+    non_local = "Script attempted to access a non local key in a cluster node"
+    assert refused("return redis.pcall('GET', 'foo')") == non_local
+    assert refused("#!lua\nreturn redis.pcall('GET', 'foo')") == non_local
+    assert refused("return redis.call('GET', 'foo')").startswith(non_local + " script: ")
+    assert script("redis.call('SET', '{user}x', 1) return redis.call('SET', '{b}a', 2)") \
+        == "OK"  # no flags: Redis's compatibility mode may cross slots
+    other_slot = "Script attempted to access keys that do not hash to the same slot"
+    assert refused("#!lua\nredis.call('SET', '{user}x', 1) "
+                   "return redis.pcall('SET', '{b}a', 2)") == other_slot
+    assert refused("#!lua\nreturn redis.pcall('GET', '{b}a')", "{user}x") == other_slot
+    assert script("#!lua flags=allow-cross-slot-keys\nredis.call('SET', '{user}x', 1) "
+                  "return redis.call('SET', '{b}a', 2)") == "OK"
+    assert refused("return redis.pcall('MSET', '{user}x', 1, '{b}a', 2)") == since(
+        proc, (7, 2), "Command 'mset' in script attempted to access keys that don't hash to "
+        "the same slot", non_local)
+    assert script("#!lua\nreturn redis.call('GET', '{user}y')", "{user}x") is None
+
+
 def test_nodes_conf_keeps_the_node_across_restarts(node: Callable[..., ServerProcess],
                                                    tmp_path: Path) -> None:
     proc = node()

@@ -33,28 +33,17 @@ from pyspark.errors import PySparkException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql.utils import StreamingQueryException  # noqa: E402
 
-import brook.spark  # noqa: E402
 from brook.spark.connection import ConnectorError  # noqa: E402
 from tests.conftest import ROOT, ServerProcess, _reset, free_port, start_brook  # noqa: E402
 from tests.spark.faults import CuttingProxy  # noqa: E402
+from tests.support.spark import local_session  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)  # the first query of a session starts Python workers
 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
-    session = (SparkSession.builder.master("local[2]").appName("brook-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.python.filterPushdown.enabled", "true")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    brook.spark.register(session)
+    session = local_session("brook-tests")
     yield session
     session.stop()
 

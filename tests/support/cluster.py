@@ -88,12 +88,17 @@ class ClusterNodes:
         """The same node (its nodes.conf) again, after it was killed."""
         return self.start(node.kind, node.port)
 
-    def create(self, kinds: list[str]) -> list[ServerProcess]:
-        """Masters of these kinds, joined by ``redis-cli --cluster create``; returned once
-        every node agrees."""
+    def create(self, kinds: list[str], replicas: int = 0) -> list[ServerProcess]:
+        """Nodes of these kinds joined by ``redis-cli --cluster create`` (with
+        ``--cluster-replicas``: on one host it makes masters of the first nodes listed);
+        returned once every node agrees and every replica is in sync."""
         nodes = [self.start(kind) for kind in kinds]
-        cli_cluster(nodes[0], "create", *(f"127.0.0.1:{node.port}" for node in nodes))
+        cli_cluster(nodes[0], "create", *(f"127.0.0.1:{node.port}" for node in nodes),
+                    *(["--cluster-replicas", str(replicas)] if replicas else []))
         wait_until(lambda: agreed(nodes), "the nodes agree")
+        for node in nodes[len(nodes) // (replicas + 1):]:
+            wait_until(lambda node=node: node.client().info("replication").get(
+                "master_link_status") == "up", "the replicas in sync")
         return nodes
 
     def add_replica(self, nodes: list[ServerProcess], master: ServerProcess,
