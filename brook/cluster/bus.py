@@ -43,7 +43,7 @@ from brook.cluster.node import (
     random_name,
 )
 from brook.cluster.parked import redirect_parked
-from brook.cluster.slot_keys import delete_keys_in_slot, keys_in_slot
+from brook.cluster.slot_keys import count_keys_in_slot, delete_keys_in_slot
 from brook.cluster.slots import bitmap_slots, bitmap_without
 from brook.cluster.state import ClusterState, now_ms
 
@@ -538,7 +538,7 @@ class ClusterBus:
         state = self.state
         db = self.server.keyspace[0]
         follow, dirty = state.update_slots_config_with(
-            sender, epoch, bitmap, lambda slot: bool(keys_in_slot(db, slot, 1)))
+            sender, epoch, bitmap, lambda slot: count_keys_in_slot(db, slot) > 0)
         if follow is not None:
             self.server.log("notice", "Configuration change detected. Reconfiguring myself "
                                       f"as a replica of {follow.name} ()")

@@ -1,6 +1,8 @@
 """The keys of a hash slot in database 0 (cluster mode has only that one): counted, listed,
-and deleted when the slot is lost to another node (delKeysInSlot). A walk over the keys:
-Redis keeps a dictionary per slot, which resharding a large dataset will need here too."""
+and deleted when the slot is lost to another node (delKeysInSlot). The key table counts its
+keys per slot once asked (``track_slots``), as Redis keeps a dictionary per slot: a count is
+one lookup, and a listing walks the table only for a slot that has keys, stopping once it
+has them all."""
 
 from __future__ import annotations
 
@@ -14,17 +16,17 @@ if TYPE_CHECKING:
     from brook.keyspace import Database
 
 
+def count_keys_in_slot(db: Database, slot: int) -> int:
+    table = db.data
+    table.track_slots(key_slot)
+    return table.slot_count(slot)
+
+
 def keys_in_slot(db: Database, slot: int, limit: int | None = None) -> list[bytes]:
     """Up to ``limit`` keys of ``slot`` (all, without one)."""
-    found: list[bytes] = []
-    if limit == 0:
-        return found
-    for key in db.data:
-        if key_slot(key) == slot:
-            found.append(key)
-            if limit is not None and len(found) >= limit:
-                break
-    return found
+    if limit == 0 or not count_keys_in_slot(db, slot):
+        return []
+    return db.data.slot_keys(slot, -1 if limit is None else limit)
 
 
 def delete_keys_in_slot(server: ServerContext, slot: int) -> int:

@@ -33,8 +33,14 @@ def bitmap_runs(bitmap: bytes | bytearray) -> list[tuple[int, int]]:
     """(first, last) runs of the slots set in a bitmap laid out as the bus's (slot ``s`` is
     bit ``s & 7`` of byte ``s >> 3``): one regex pass over its bits, not a Python step per
     slot -- CLUSTER NODES and every nodes.conf save describe each node this way."""
-    bits = f"{int.from_bytes(bitmap, 'little'):0{len(bitmap) * 8}b}"[::-1]
-    return [(match.start(), match.end() - 1) for match in _ONES.finditer(bits)]
+    body = bytes(bitmap).lstrip(b"\0")  # (most claims checked add no slot at all)
+    if not body:
+        return []
+    start = (len(bitmap) - len(body)) * 8
+    body = body.rstrip(b"\0")
+    bits = f"{int.from_bytes(body, 'little'):0{len(body) * 8}b}"[::-1]
+    return [(start + match.start(), start + match.end() - 1)
+            for match in _ONES.finditer(bits)]
 
 
 def bitmap_slots(bitmap: bytes | bytearray) -> list[int]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from brook.cluster.node import FAIL, MASTER, MYSELF, REPLICA, ClusterNode, random_name
 from brook.cluster.routing import endpoint
-from brook.cluster.slot_keys import keys_in_slot
+from brook.cluster.slot_keys import count_keys_in_slot, keys_in_slot
 from brook.cluster.slots import SLOTS, key_slot
 from brook.cluster.state import ClusterState
 from brook.commands.args import parse_int
@@ -199,7 +199,7 @@ def _countkeysinslot(client: Session, args: list[bytes]) -> bytes:
     slot = parse_int(args[2])
     if not 0 <= slot < SLOTS:
         raise CommandError("ERR Invalid slot")
-    return resp.integer(len(keys_in_slot(client.server.keyspace[0], slot)))
+    return resp.integer(count_keys_in_slot(client.server.keyspace[0], slot))
 
 
 def _getkeysinslot(client: Session, args: list[bytes]) -> bytes:
@@ -368,7 +368,7 @@ def _setslot(client: Session, args: list[bytes]) -> bytes:
         node = _node(cluster, args[4])
         if node.flags & REPLICA:
             raise CommandError("ERR Target node is not a master")
-        holds_keys = bool(keys_in_slot(client.server.keyspace[0], slot, 1))
+        holds_keys = count_keys_in_slot(client.server.keyspace[0], slot) > 0
         if cluster.owners[slot] is myself and node is not myself and holds_keys:
             raise CommandError(f"ERR Can't assign hashslot {slot} to a different node while I "
                                "still hold keys for this hash slot.")

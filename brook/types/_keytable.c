@@ -46,6 +46,7 @@ typedef struct {
     size_t mask;              /* slots - 1 (0 while empty) */
     Py_ssize_t used;
     unsigned long long clock; /* the keyspace's LRU clock, in seconds */
+    uint32_t *slot_counts;    /* keys per cluster hash slot, once track_slots() was called */
     char lfu;                 /* the field is LFU's */
     int log_factor;
     int decay_time;
@@ -138,6 +139,44 @@ static uint32_t accessed_field(const KeyTable *t, uint32_t field) {
 
 static inline void touch_entry(const KeyTable *t, Entry *e) {
     e->field = (e->field & OBJECT_FLAG) | accessed_field(t, e->field);
+}
+
+/* -- cluster hash slots ------------------------------------------------------------------- */
+
+/* A key's Redis Cluster hash slot, as brook.cluster.slots.key_slot computes it (tests compare
+ * the two): CRC16 (XMODEM, polynomial 0x1021, from 0) of the key, or of its hash tag -- what
+ * lies between the first '{' and the first '}' after it, when not empty. */
+#define HASH_SLOTS 16384
+static uint16_t crc16_table[256];
+
+static void crc16_init(void) {
+    for (unsigned i = 0; i < 256; i++) {
+        uint16_t crc = (uint16_t)(i << 8);
+        for (int bit = 0; bit < 8; bit++) {
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+        }
+        crc16_table[i] = crc;
+    }
+}
+
+static unsigned crc16_slot(const char *bytes, size_t size) {
+    uint16_t crc = 0;
+    for (size_t i = 0; i < size; i++) {
+        crc = (uint16_t)((crc << 8) ^ crc16_table[((crc >> 8) ^ (uint8_t)bytes[i]) & 0xFF]);
+    }
+    return crc & (HASH_SLOTS - 1);
+}
+
+static unsigned hash_slot(const char *key, size_t size) {
+    const char *open = memchr(key, '{', size);
+    if (open) {
+        size_t after = (size_t)(open - key) + 1;
+        const char *close = memchr(open + 1, '}', size - after);
+        if (close && close > open + 1) {
+            return crc16_slot(open + 1, (size_t)(close - open - 1));
+        }
+    }
+    return crc16_slot(key, size);
 }
 
 /* -- slots --------------------------------------------------------------------------------- */
@@ -328,6 +367,9 @@ static int store(KeyTable *t, PyObject *key, PyObject *value) {
     put_value(e, value, embed);
     place(t->slots, t->mask, e);
     t->used++;
+    if (t->slot_counts) {
+        t->slot_counts[hash_slot(bytes, (size_t)size)]++;
+    }
     return 0;
 }
 
@@ -341,6 +383,9 @@ static int discard(KeyTable *t, PyObject *key) {
         return -1;
     }
     Entry *e = t->slots[at];
+    if (t->slot_counts) {
+        t->slot_counts[hash_slot(e->data, e->key_len)]--;
+    }
     remove_at(t, (size_t)at);
     shrink_if_sparse(t);
     entry_free(e);
@@ -353,6 +398,9 @@ static void clear_entries(KeyTable *t) {
     t->slots = NULL;
     t->mask = 0;
     t->used = 0;
+    if (t->slot_counts) {
+        memset(t->slot_counts, 0, HASH_SLOTS * sizeof(uint32_t));
+    }
     for (size_t i = 0; i < count; i++) {
         if (slots[i]) {
             entry_free(slots[i]);
@@ -376,6 +424,7 @@ static PyObject *kt_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     t->mask = 0;
     t->used = 0;
     t->clock = 0;
+    t->slot_counts = NULL;
     t->lfu = 0;
     t->log_factor = 10;
     t->decay_time = 1;
@@ -403,6 +452,7 @@ static int kt_clear(KeyTable *t) {
 static void kt_dealloc(KeyTable *t) {
     PyObject_GC_UnTrack(t);
     clear_entries(t);
+    PyMem_Free(t->slot_counts);
     PyObject_GC_Del(t);
 }
 
@@ -639,7 +689,94 @@ static PyObject *kt_random_key(KeyTable *t, PyObject *Py_UNUSED(ignored)) {
     }
 }
 
+/* Count keys per hash slot from now on (cluster mode: COUNTKEYSINSLOT, GETKEYSINSLOT and
+ * SETSLOT NODE ask of one slot, and resharding asks of thousands). The argument is the
+ * twin's slot function; here hash_slot does its work. */
+static PyObject *kt_track_slots(KeyTable *t, PyObject *Py_UNUSED(slot_of)) {
+    if (!t->slot_counts) {
+        t->slot_counts = PyMem_Calloc(HASH_SLOTS, sizeof(uint32_t));
+        if (!t->slot_counts) {
+            return PyErr_NoMemory();
+        }
+        for (size_t i = 0; t->slots && i <= t->mask; i++) {
+            Entry *e = t->slots[i];
+            if (e) {
+                t->slot_counts[hash_slot(e->data, e->key_len)]++;
+            }
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static int slot_argument(const KeyTable *t, PyObject *arg, long *slot) {
+    if (!t->slot_counts) {
+        PyErr_SetString(PyExc_RuntimeError, "track_slots() was not called");
+        return -1;
+    }
+    *slot = PyLong_AsLong(arg);
+    if (*slot == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (*slot < 0 || *slot >= HASH_SLOTS) {
+        PyErr_SetString(PyExc_ValueError, "not a hash slot");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *kt_slot_count(KeyTable *t, PyObject *arg) {
+    long slot;
+    if (slot_argument(t, arg, &slot) < 0) {
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(t->slot_counts[slot]);
+}
+
+/* Up to ``limit`` keys of a slot (-1: all), by a walk that stops when it has the slot's
+ * count. */
+static PyObject *kt_slot_keys(KeyTable *t, PyObject *const *args, Py_ssize_t nargs) {
+    long slot;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "slot_keys(slot, limit)");
+        return NULL;
+    }
+    if (slot_argument(t, args[0], &slot) < 0) {
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t wanted = (Py_ssize_t)t->slot_counts[slot];
+    if (limit >= 0 && limit < wanted) {
+        wanted = limit;
+    }
+    PyObject *found = PyList_New(0);
+    if (!found) {
+        return NULL;
+    }
+    for (size_t i = 0; t->slots && i <= t->mask && PyList_GET_SIZE(found) < wanted; i++) {
+        Entry *e = t->slots[i];
+        if (!e || hash_slot(e->data, e->key_len) != (unsigned)slot) {
+            continue;
+        }
+        PyObject *key = entry_key(e);
+        if (!key || PyList_Append(found, key) < 0) {
+            Py_XDECREF(key);
+            Py_DECREF(found);
+            return NULL;
+        }
+        Py_DECREF(key);
+    }
+    return found;
+}
+
 static PyMethodDef kt_methods[] = {
+    {"track_slots", (PyCFunction)kt_track_slots, METH_O,
+     "Count keys per cluster hash slot from now on."},
+    {"slot_count", (PyCFunction)kt_slot_count, METH_O, "The keys of a hash slot."},
+    {"slot_keys", (PyCFunction)(void (*)(void))kt_slot_keys, METH_FASTCALL,
+     "Up to limit keys of a hash slot (-1: all)."},
     {"get", (PyCFunction)(void (*)(void))kt_get, METH_FASTCALL,
      "The value, or the default (not an access)."},
     {"fetch", (PyCFunction)kt_fetch, METH_O, "The value or None, counted as an access."},
@@ -698,6 +835,7 @@ PyMODINIT_FUNC PyInit__keytable(void) {
     if (!rng_state) {
         rng_state = 0x9E3779B97F4A7C15ULL;
     }
+    crc16_init();
     if (PyType_Ready(&KeyTableType) < 0) {
         return NULL;
     }

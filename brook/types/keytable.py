@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from brook.types.scanindex import ScanIndex
@@ -63,7 +63,8 @@ def idle_seconds(field: int, clock_s: int) -> int:
 class KeyTable:
     """The dict-pair twin of the C KeyTable (module docstring)."""
 
-    __slots__ = ("values", "fields", "clock", "lfu", "log_factor", "decay_time", "index")
+    __slots__ = ("values", "fields", "clock", "lfu", "log_factor", "decay_time", "index",
+                 "slot_of", "slot_counts")
 
     def __init__(self) -> None:
         self.values: dict[bytes, object] = {}
@@ -75,6 +76,9 @@ class KeyTable:
         # Built by the first walk or random_key; it lags behind insertions, which are the
         # newest entries of ``values`` (see :meth:`_synced_index`).
         self.index: ScanIndex | None = None
+        # Cluster mode: a key's hash slot, and the keys per slot, once track_slots was called.
+        self.slot_of: Callable[[bytes], int] | None = None
+        self.slot_counts: list[int] | None = None
 
     def _fresh_field(self) -> int:
         if self.lfu:
@@ -104,16 +108,58 @@ class KeyTable:
         field = self.fields.get(key)
         self.values[key] = value
         self.fields[key] = self._fresh_field() if field is None else self._accessed_field(field)
+        if field is None and self.slot_counts is not None:
+            self.slot_counts[self.slot_of(key)] += 1  # type: ignore[misc]
 
     def __delitem__(self, key: bytes) -> None:
         del self.values[key]
         del self.fields[key]
+        if self.slot_counts is not None:
+            self.slot_counts[self.slot_of(key)] -= 1  # type: ignore[misc]
         if self.index is not None:
             self.index.discard(key)
 
     def __iter__(self) -> Iterator[bytes]:
         """The keys present when iterating began."""
         return iter(list(self.values))
+
+    # -- cluster hash slots -------------------------------------------------------------------
+
+    def track_slots(self, slot_of: Callable[[bytes], int]) -> None:
+        """Count keys per cluster hash slot from now on (``slot_of``: a key's slot; the C
+        table computes it itself): COUNTKEYSINSLOT, GETKEYSINSLOT and SETSLOT NODE ask of one
+        slot, and resharding asks of thousands."""
+        if self.slot_counts is None:
+            self.slot_of = slot_of
+            counts = [0] * 16384
+            for key in self.values:
+                counts[slot_of(key)] += 1
+            self.slot_counts = counts
+
+    def _counts(self, slot: int) -> list[int]:
+        if self.slot_counts is None:
+            raise RuntimeError("track_slots() was not called")
+        if not 0 <= slot < 16384:
+            raise ValueError("not a hash slot")
+        return self.slot_counts
+
+    def slot_count(self, slot: int) -> int:
+        return self._counts(slot)[slot]
+
+    def slot_keys(self, slot: int, limit: int) -> list[bytes]:
+        """Up to ``limit`` keys of a slot (-1: all), by a walk that stops when it has the
+        slot's count."""
+        wanted = self._counts(slot)[slot]
+        if 0 <= limit < wanted:
+            wanted = limit
+        found: list[bytes] = []
+        slot_of = self.slot_of
+        for key in self.values:
+            if len(found) >= wanted:
+                break
+            if slot_of(key) == slot:  # type: ignore[misc]
+                found.append(key)
+        return found
 
     def keys(self) -> list[bytes]:
         return list(self.values)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from brook.cluster.slots import key_slot
 from brook.types.keytable import (
     LFU_INIT_VAL,
     KeyTable,
@@ -229,3 +230,36 @@ def test_lfu_fields_count_accesses_and_decay() -> None:
         assert lfu_decayed(field, 600 + 120, 1) == LFU_INIT_VAL + 2  # one per minute
         table.configure(False, 0, 1)  # back to LRU: fields start afresh
         assert table.access(b"k") == 600
+
+
+# Keys with braces, so that hash tags (empty, unclosed, several) are among them.
+_SLOT_KEYS = st.binary(max_size=6).map(lambda text: bytes(b"{}ab"[byte % 4] for byte in text))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _SLOT_KEYS), max_size=60),
+       st.integers(min_value=0, max_value=60))
+def test_both_tables_count_and_list_the_keys_of_each_hash_slot(
+        ops: list[tuple[bool, bytes]], track_from: int) -> None:
+    """Cluster mode's per-slot counts, kept by every insert and delete once tracking began
+    (before or after some keys exist), and the C table's slot function is the one
+    brook.cluster.slots computes."""
+    for table in (_c_table(), KeyTable()):
+        for step, (store, key) in enumerate(ops):
+            if step == track_from:
+                table.track_slots(key_slot)
+            if store:
+                table[key] = b"v"
+            elif key in table:
+                del table[key]
+        table.track_slots(key_slot)
+        expected: dict[int, list[bytes]] = {}
+        for key in table:
+            expected.setdefault(key_slot(key), []).append(key)
+        for slot in {key_slot(key) for _store, key in ops} | {0, 16383}:
+            keys = expected.get(slot, [])
+            assert table.slot_count(slot) == len(keys)
+            assert sorted(table.slot_keys(slot, -1)) == sorted(keys)
+            assert len(table.slot_keys(slot, 1)) == min(1, len(keys))
+        with pytest.raises(ValueError):
+            table.slot_count(16384)
