@@ -156,10 +156,6 @@ class ClusterState:
     def slots_of(self, node: ClusterNode) -> list[int]:
         return bitmap_slots(node.slots)
 
-    def ranges_of(self, node: ClusterNode) -> list[tuple[int, int]]:
-        """(first, last) runs of the slots ``node`` serves."""
-        return node.ranges()
-
     def runs(self) -> list[tuple[int, int, ClusterNode]]:
         """(first, last, node) of each run of consecutive slots one node serves."""
         found: list[tuple[int, int, ClusterNode]] = []
@@ -355,7 +351,7 @@ class ClusterState:
         parts = [node.name, address, node.flag_names(), master, str(node.ping_sent),
                  str(node.pong_received), str(node.epoch()), link]
         parts += [str(first) if first == last else f"{first}-{last}"
-                  for first, last in self.ranges_of(node)]
+                  for first, last in node.ranges()]
         if node.flags & MYSELF:
             for slot in sorted(self.migrating_to.keys() | self.importing_from.keys()):
                 target = self.migrating_to.get(slot)

@@ -267,7 +267,7 @@ def _shards(client: Session, args: list[bytes]) -> bytes:
         master = next((node.master or node for node in members if not node.failed), None)
         runs: list[int] = []
         if master is not None:
-            for first, last in cluster.ranges_of(master):
+            for first, last in master.ranges():
                 runs += (first, last)
         shard = resp.Map()
         shard[b"slots"] = runs
